@@ -1,0 +1,66 @@
+"""corpustok: streaming corpus tokenization to Parquet token shards.
+
+Public objects: :class:`WordPiece` (Fast WordPiece, equal to HF ``BertTokenizerFast``),
+:class:`BytePairTokenizer` (byte-level BPE on the ``ube``, ``utf8`` or ``utf16`` substrate),
+:func:`load` for any tokenizer file, and :mod:`corpustok.ube` (the substrate codec).
+"""
+import json
+import os
+
+__version__ = "0.1.0"
+__all__ = ["WordPiece", "BytePairTokenizer", "load", "ube", "__version__"]
+
+FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
+
+
+def __getattr__(name):
+    # Lazy so that `import corpustok` (and the CLI) does not pay for every kernel module.
+    if name == "WordPiece":
+        from .wordpiece import WordPiece
+        return WordPiece
+    if name == "BytePairTokenizer":
+        from .bpe import BytePairTokenizer
+        return BytePairTokenizer
+    if name == "ube":
+        from . import ube
+        return ube
+    raise AttributeError(f"module 'corpustok' has no attribute {name!r}")
+
+
+def load(path):
+    """Load any tokenizer file: a corpustok file written by ``.save()``, an HF
+    ``tokenizer.json`` (WordPiece or byte-level BPE model) or a WordPiece ``vocab.txt``."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        head = f.read(1 << 16).lstrip()
+    if not head.startswith(b"{"):
+        from .wordpiece import WordPiece
+        return WordPiece.from_vocab(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a tokenizer file ({e}); expected a corpustok file, an "
+                         "HF tokenizer.json or a WordPiece vocab.txt") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: a tokenizer file holds a JSON object, found "
+                         f"{type(doc).__name__}")
+    if doc.get("format") == FILE_FORMAT:
+        kind = doc.get("type")
+        if kind == "wordpiece":
+            from .wordpiece import WordPiece
+            return WordPiece.from_dict(doc)
+        if kind == "bpe":
+            from .bpe import BytePairTokenizer
+            return BytePairTokenizer.from_dict(doc)
+        raise ValueError(f"{path}: unknown corpustok tokenizer type {kind!r} "
+                         "(expected 'wordpiece' or 'bpe')")
+    model = doc.get("model")
+    if isinstance(model, dict) and model.get("type") == "WordPiece":
+        from .wordpiece import WordPiece
+        return WordPiece.from_hf_json(path)
+    if isinstance(model, dict) and model.get("type") == "BPE":
+        from .bpe import BytePairTokenizer
+        return BytePairTokenizer.from_hf(path)
+    raise ValueError(f"{path}: neither a corpustok tokenizer file (no \"format\": "
+                     f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece or BPE model")

@@ -1,0 +1,136 @@
+"""Zero-copy bridges between Arrow arrays (or lists of ``str``) and the kernels' flat buffers.
+
+Kernels take a ``uint8`` data buffer plus ``int64`` offsets (``n + 1`` of them, absolute into
+the buffer), exactly the buffers of an Arrow ``string``/``binary`` array, and write flat outputs
+plus offsets that become Arrow list arrays again here.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_TEXT_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
+INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class Utf8Batch:
+    """A batch of documents as the kernels see it.
+
+    ``data``/``offsets``: the UTF-8 bytes and ``len + 1`` int64 offsets into ``data``.
+    ``valid``: False where the input was null (the kernels see an empty document), or None
+    when nothing is null. ``replaced``: per-document count of lone surrogates in Python
+    ``str`` input that were replaced by U+FFFD before the kernel ran (None when there were
+    none). ``binary``: the input was a binary column, so it may hold invalid UTF-8.
+    """
+
+    data: np.ndarray
+    offsets: np.ndarray
+    valid: Optional[np.ndarray]
+    replaced: Optional[np.ndarray]
+    binary: bool
+
+    def __len__(self):
+        return len(self.offsets) - 1
+
+    @property
+    def null_count(self):
+        return 0 if self.valid is None else int(len(self.valid) - self.valid.sum())
+
+
+def _replace_surrogates(s: str):
+    """UTF-8 bytes of ``s`` with every lone surrogate replaced by U+FFFD, and the count."""
+    try:
+        return s.encode("utf-8"), 0
+    except UnicodeEncodeError:
+        pass
+    out = []
+    n = 0
+    for ch in s:
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append("\ufffd")
+            n += 1
+        else:
+            out.append(ch)
+    return "".join(out).encode("utf-8"), n
+
+
+def _from_pylist(texts) -> Utf8Batch:
+    texts = list(texts)
+    try:
+        return _from_arrow(pa.array(texts, type=pa.large_string()))
+    except (UnicodeEncodeError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        pass
+    # Slow path only for lists holding lone surrogates (JSON "\ud800" escapes) or bad types.
+    encoded = []
+    replaced = np.zeros(len(texts), np.int64)
+    for i, t in enumerate(texts):
+        if t is None:
+            encoded.append(None)
+        elif isinstance(t, str):
+            b, replaced[i] = _replace_surrogates(t)
+            encoded.append(b)
+        else:
+            raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str or None")
+    batch = _from_arrow(pa.array(encoded, type=pa.large_binary()))
+    batch.binary = False
+    batch.replaced = replaced if replaced.any() else None
+    return batch
+
+
+def _from_arrow(arr: pa.Array) -> Utf8Batch:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if arr.type not in _TEXT_TYPES:
+        raise TypeError(f"expected a string or binary Arrow array, got {arr.type}")
+    valid = None
+    if arr.null_count:
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+        # Null slots may own bytes in Arrow; refill them so every null is an empty document.
+        arr = pc.if_else(arr.is_null(), pa.scalar(b"" if pa.types.is_binary(arr.type)
+                                                   or pa.types.is_large_binary(arr.type)
+                                                   else "", arr.type), arr)
+    bufs = arr.buffers()
+    wide = arr.type in (pa.large_string(), pa.large_binary())
+    offsets = np.frombuffer(bufs[1], np.int64 if wide else np.int32,
+                            count=len(arr) + 1, offset=arr.offset * (8 if wide else 4))
+    offsets = offsets.astype(np.int64, copy=not wide) if not wide else offsets
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else \
+        np.zeros(1, np.uint8)
+    binary = arr.type in (pa.binary(), pa.large_binary())
+    return Utf8Batch(data, offsets, valid, None, binary)
+
+
+def utf8_batch(texts) -> Utf8Batch:
+    """Turn ``texts`` (an Arrow string/binary array, chunked or not, or an iterable of ``str``
+    and None) into the kernels' view, without copying Arrow data."""
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        return _from_arrow(texts)
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("expected a batch of texts, got a single string; wrap it in a list")
+    return _from_pylist(texts)
+
+
+def list_array(offsets: np.ndarray, values: np.ndarray, valid: Optional[np.ndarray] = None):
+    """Arrow list array over ``values`` split at int64 ``offsets``; large_list past 2**31-1."""
+    mask = None if valid is None else pa.array(~valid)
+    if offsets[-1] > INT32_MAX:
+        return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), pa.array(values),
+                                             mask=mask)
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values),
+                                    mask=mask)
+
+
+def string_array(offsets: np.ndarray, data: np.ndarray, valid: Optional[np.ndarray] = None):
+    """Arrow ``large_string`` array over UTF-8 ``data`` split at int64 ``offsets``."""
+    n = len(offsets) - 1
+    bitmap = None
+    null_count = 0
+    if valid is not None:
+        null_count = int(n - valid.sum())
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(np.ascontiguousarray(offsets)),
+                                            pa.py_buffer(np.ascontiguousarray(data)), bitmap,
+                                            null_count)

@@ -1,0 +1,158 @@
+"""Substrate codec: text <-> base symbols for byte-level BPE.
+
+Symbol ids: ``0..255`` are bytes of the first alphabet (UTF-8 bytes for ``utf8`` and for the
+1-2 byte characters of ``ube``; UTF-16LE bytes for ``utf16``), ``256..511`` are UTF-16LE bytes
+of UBE's second alphabet (characters of UTF-8 length 3-4). Every kernel here is one call per
+batch, linear in the bytes of the batch.
+"""
+import numpy as np
+from numba import njit
+
+from .unicode import put_utf8, utf8_length, utf8_step, utf16le_step
+
+UTF8 = 0
+UTF16 = 1
+UBE = 2
+SECOND = 256  # first id of UBE's UTF-16LE alphabet
+
+
+@njit(nogil=True, cache=True)
+def symbol_count(cp, substrate):
+    """Base symbols of one code point: 1/2/3/4 (utf8), 2/2/2/4 (utf16), 1/2/2/4 (ube)."""
+    n8 = utf8_length(cp)
+    if substrate == UTF8 or (substrate == UBE and n8 <= 2):
+        return n8
+    return 2 if cp < 0x10000 else 4
+
+
+@njit(nogil=True, cache=True)
+def put_symbols(cp, substrate, out, j):
+    """Write the base symbols of code point ``cp`` at ``out[j]``; returns the next position."""
+    if substrate == UTF8 or (substrate == UBE and cp < 0x800):
+        return put_utf8(cp, out, j)
+    base = SECOND if substrate == UBE else 0
+    if cp < 0x10000:
+        out[j] = base + (cp & 0xFF)
+        out[j + 1] = base + (cp >> 8)
+        return j + 2
+    v = cp - 0x10000
+    hi = 0xD800 + (v >> 10)
+    lo = 0xDC00 + (v & 0x3FF)
+    out[j] = base + (hi & 0xFF)
+    out[j + 1] = base + (hi >> 8)
+    out[j + 2] = base + (lo & 0xFF)
+    out[j + 3] = base + (lo >> 8)
+    return j + 4
+
+
+@njit(nogil=True, cache=True)
+def count_symbols(data, offsets, substrate, counts, replaced):
+    """First pass: symbols per document into ``counts``, U+FFFD replacements into ``replaced``.
+
+    Invalid UTF-8 is read as CPython's ``decode("utf-8", "replace")`` reads it. O(bytes).
+    """
+    for d in range(len(offsets) - 1):
+        i = offsets[d]
+        end = offsets[d + 1]
+        c = 0
+        r = 0
+        while i < end:
+            b = data[i]
+            if b < 0x80:  # ASCII fast path: one symbol in utf8/ube, two in utf16
+                c += 2 if substrate == UTF16 else 1
+                i += 1
+                continue
+            cp, n, bad = utf8_step(data, i, end)
+            c += symbol_count(cp, substrate)
+            r += bad
+            i += n
+        counts[d] = c
+        replaced[d] = r
+
+
+@njit(nogil=True, cache=True)
+def write_symbols(data, offsets, substrate, out_offsets, out):
+    """Second pass: write each document's symbols at ``out[out_offsets[d]:]``. O(bytes)."""
+    for d in range(len(offsets) - 1):
+        i = offsets[d]
+        end = offsets[d + 1]
+        j = out_offsets[d]
+        while i < end:
+            b = data[i]
+            if b < 0x80:
+                out[j] = b
+                if substrate == UTF16:
+                    out[j + 1] = 0
+                    j += 2
+                else:
+                    j += 1
+                i += 1
+                continue
+            cp, n, bad = utf8_step(data, i, end)
+            j = put_symbols(cp, substrate, out, j)
+            i += n
+
+
+def encode_symbols(data, offsets, substrate):
+    """Symbols of a batch: ``(symbols uint16, out_offsets int64, replaced int64)``.
+
+    Two linear passes (count, prefix sum, write), the same shape as the CUDA path.
+    """
+    n = len(offsets) - 1
+    counts = np.empty(n, np.int64)
+    replaced = np.empty(n, np.int64)
+    count_symbols(data, offsets, substrate, counts, replaced)
+    out_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    out = np.empty(out_offsets[-1], np.uint16)
+    write_symbols(data, offsets, substrate, out_offsets, out)
+    return out, out_offsets, replaced
+
+
+@njit(nogil=True, cache=True)
+def decode_symbols(symbols, offsets, substrate, out, out_offsets, replaced):
+    """Symbols back to UTF-8 text, per document; ``out`` needs ``3 * len(symbols)`` bytes.
+
+    ``ube`` keeps two buffers in effect: a maximal run of first-alphabet symbols is decoded as
+    UTF-8 and a run of second-alphabet symbols as UTF-16LE, each with CPython's
+    ``errors="replace"`` rules, so a run is flushed exactly when the alphabet switches.
+    Ill-formed runs give U+FFFD, counted per document in ``replaced``. O(symbols).
+    """
+    scratch = np.empty(len(symbols), np.uint8)
+    for k in range(len(symbols)):
+        scratch[k] = symbols[k] & 0xFF
+    j = 0
+    out_offsets[0] = 0
+    for d in range(len(offsets) - 1):
+        i = offsets[d]
+        end = offsets[d + 1]
+        r = 0
+        while i < end:
+            second = symbols[i] >= SECOND
+            run_end = i + 1
+            if substrate == UBE:
+                while run_end < end and (symbols[run_end] >= SECOND) == second:
+                    run_end += 1
+            else:
+                run_end = end
+            if substrate == UTF16 or second:
+                while i < run_end:
+                    cp, n, bad = utf16le_step(scratch, i, run_end)
+                    j = put_utf8(cp, out, j)
+                    r += bad
+                    i += n
+            else:
+                while i < run_end:
+                    b = scratch[i]
+                    if b < 0x80:
+                        out[j] = b
+                        j += 1
+                        i += 1
+                        continue
+                    cp, n, bad = utf8_step(scratch, i, run_end)
+                    j = put_utf8(cp, out, j)
+                    r += bad
+                    i += n
+        out_offsets[d + 1] = j
+        replaced[d] = r
+    return j

@@ -1,0 +1,133 @@
+"""UTF-8 / UTF-16LE steps shared by every kernel.
+
+Each decoder step consumes one code point (or one maximal ill-formed subpart) and replaces
+ill-formed input with U+FFFD exactly as CPython's ``bytes.decode(..., "replace")`` does, so a
+kernel that walks text with these steps sees the same characters Python would. All functions
+are O(1) per call.
+"""
+import numpy as np
+from numba import njit
+
+REPLACEMENT = 0xFFFD
+
+
+@njit(nogil=True, cache=True)
+def utf8_step(data, i, end):
+    """Decode the code point starting at ``data[i]`` (``i < end``).
+
+    Returns ``(cp, n, bad)``: the code point (U+FFFD when ill-formed), the bytes consumed and
+    1 when a replacement was made. Follows CPython: the longest prefix of a well-formed
+    sequence (a "maximal subpart") becomes one U+FFFD; any other bad byte is one U+FFFD each.
+    """
+    b0 = np.int64(data[i])
+    if b0 < 0x80:
+        return b0, 1, 0
+    if b0 < 0xC2:
+        return REPLACEMENT, 1, 1
+    if b0 < 0xE0:
+        if i + 1 < end:
+            b1 = np.int64(data[i + 1])
+            if 0x80 <= b1 <= 0xBF:
+                return ((b0 & 0x1F) << 6) | (b1 & 0x3F), 2, 0
+        return REPLACEMENT, 1, 1
+    if b0 < 0xF0:
+        lo = 0x80
+        hi = 0xBF
+        if b0 == 0xE0:
+            lo = 0xA0
+        elif b0 == 0xED:
+            hi = 0x9F
+        if i + 1 >= end:
+            return REPLACEMENT, 1, 1
+        b1 = np.int64(data[i + 1])
+        if b1 < lo or b1 > hi:
+            return REPLACEMENT, 1, 1
+        if i + 2 >= end:
+            return REPLACEMENT, 2, 1
+        b2 = np.int64(data[i + 2])
+        if b2 < 0x80 or b2 > 0xBF:
+            return REPLACEMENT, 2, 1
+        return ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F), 3, 0
+    if b0 < 0xF5:
+        lo = 0x80
+        hi = 0xBF
+        if b0 == 0xF0:
+            lo = 0x90
+        elif b0 == 0xF4:
+            hi = 0x8F
+        if i + 1 >= end:
+            return REPLACEMENT, 1, 1
+        b1 = np.int64(data[i + 1])
+        if b1 < lo or b1 > hi:
+            return REPLACEMENT, 1, 1
+        if i + 2 >= end:
+            return REPLACEMENT, 2, 1
+        b2 = np.int64(data[i + 2])
+        if b2 < 0x80 or b2 > 0xBF:
+            return REPLACEMENT, 2, 1
+        if i + 3 >= end:
+            return REPLACEMENT, 3, 1
+        b3 = np.int64(data[i + 3])
+        if b3 < 0x80 or b3 > 0xBF:
+            return REPLACEMENT, 3, 1
+        cp = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+        return cp, 4, 0
+    return REPLACEMENT, 1, 1
+
+
+@njit(nogil=True, cache=True)
+def utf16le_step(data, i, end):
+    """Decode the UTF-16LE code point starting at byte ``data[i]`` (``i < end``).
+
+    Returns ``(cp, n, bad)`` like :func:`utf8_step`, matching CPython's ``utf-16-le``
+    decoder with ``errors="replace"``: a trailing odd byte, a high surrogate cut off by the
+    end (with or without one more byte), a high surrogate not followed by a low one (only the
+    high unit is replaced) and a lone low surrogate each give one U+FFFD.
+    """
+    if i + 1 >= end:
+        return REPLACEMENT, 1, 1
+    u = np.int64(data[i]) | (np.int64(data[i + 1]) << 8)
+    if u < 0xD800 or u > 0xDFFF:
+        return u, 2, 0
+    if u >= 0xDC00:
+        return REPLACEMENT, 2, 1
+    if i + 3 >= end:
+        return REPLACEMENT, end - i, 1
+    u2 = np.int64(data[i + 2]) | (np.int64(data[i + 3]) << 8)
+    if 0xDC00 <= u2 <= 0xDFFF:
+        return 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00), 4, 0
+    return REPLACEMENT, 2, 1
+
+
+@njit(nogil=True, cache=True)
+def utf8_length(cp):
+    """Bytes in the UTF-8 form of ``cp`` (1-4)."""
+    if cp < 0x80:
+        return 1
+    if cp < 0x800:
+        return 2
+    if cp < 0x10000:
+        return 3
+    return 4
+
+
+@njit(nogil=True, cache=True)
+def put_utf8(cp, out, j):
+    """Write the UTF-8 form of ``cp`` at ``out[j]``; returns the next write position."""
+    if cp < 0x80:
+        out[j] = cp
+        return j + 1
+    if cp < 0x800:
+        out[j] = 0xC0 | (cp >> 6)
+        out[j + 1] = 0x80 | (cp & 0x3F)
+        return j + 2
+    if cp < 0x10000:
+        out[j] = 0xE0 | (cp >> 12)
+        out[j + 1] = 0x80 | ((cp >> 6) & 0x3F)
+        out[j + 2] = 0x80 | (cp & 0x3F)
+        return j + 3
+    out[j] = 0xF0 | (cp >> 18)
+    out[j + 1] = 0x80 | ((cp >> 12) & 0x3F)
+    out[j + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    out[j + 3] = 0x80 | (cp & 0x3F)
+    return j + 4

@@ -1,0 +1,1 @@
+"""Beam transforms, the ``corpustok`` CLI and run manifests."""

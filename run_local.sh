@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The two commands a fresh machine needs:
+#   ./run_local.sh          set up .venv if absent, then run the main job on the embedded corpus
+#   ./run_local.sh test     set up .venv if absent, then run the whole test suite
+# Extra arguments go to the job (`corpustok main ...`) or to pytest.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+STAMP="$VENV/.corpustok-setup"
+
+setup() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PYTHON" -m venv "$VENV"
+    fi
+    # Reinstall only when the packaging files change (the install is editable).
+    local want
+    want="$(cat setup.py pyproject.toml | sha256sum | cut -d' ' -f1)"
+    if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
+        "$VENV/bin/python" -m pip install --quiet --upgrade pip
+        "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+        echo "$want" > "$STAMP"
+    fi
+}
+
+setup
+if [ "${1:-}" = "test" ]; then
+    shift
+    exec "$VENV/bin/python" -m pytest -q "$@"
+fi
+exec "$VENV/bin/corpustok" main "$@"

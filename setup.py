@@ -1,0 +1,36 @@
+"""corpustok: streaming corpus tokenization (Fast WordPiece, UBE byte-level BPE) to Parquet shards.
+
+The three code folders at the top of the repository are mapped into one import namespace,
+``corpustok.kernels``, ``corpustok.schemas`` and ``corpustok.pipeline``, so no generic
+top-level module names are installed.
+"""
+from setuptools import setup
+
+setup(
+    name="corpustok",
+    version="0.1.0",
+    description="Streaming pretraining-corpus tokenizer: Fast WordPiece and UBE byte-level BPE, "
+    "Numba kernels, Apache Beam pipeline, Parquet token shards",
+    python_requires=">=3.10",
+    packages=["corpustok", "corpustok.kernels", "corpustok.schemas", "corpustok.pipeline"],
+    package_dir={
+        "corpustok": "corpustok",
+        "corpustok.kernels": "kernels",
+        "corpustok.schemas": "schemas",
+        "corpustok.pipeline": "pipeline",
+    },
+    package_data={"corpustok": ["data/*"], "corpustok.kernels": ["*.npz"]},
+    install_requires=[
+        "numba>=0.60",
+        "numpy>=1.24,<2.5",
+        "pyarrow>=14,<26",
+        "apache-beam>=2.60",
+        "zstandard>=0.22",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "hypothesis>=6.100", "tokenizers>=0.20", "regex>=2024.5.15"],
+        "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15"],
+        "plot": ["matplotlib>=3.7"],
+    },
+    entry_points={"console_scripts": ["corpustok=corpustok.pipeline.cli:main"]},
+)
