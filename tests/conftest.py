@@ -1,0 +1,35 @@
+"""Shared test fixtures.
+
+Tests may read the shared data folder (``../shared/data`` beside the repository) when it
+exists; anything the default suite needs without it ships in ``tests/data``.
+"""
+import lzma
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TEST_DATA = REPO / "tests" / "data"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def shared_corpus_files():
+    """The shared corpus ``*.txt.xz`` files, or [] when ../shared/data is absent."""
+    return sorted((SHARED_DATA / "corpus").glob("*.txt.xz")) if SHARED_DATA.is_dir() else []
+
+
+def read_xz_text(path, max_bytes=None):
+    """Decompressed text of an ``.xz`` file, cut at ``max_bytes`` on a line boundary."""
+    with lzma.open(path, "rb") as f:
+        raw = f.read() if max_bytes is None else f.read(max_bytes)
+    if max_bytes is not None and len(raw) == max_bytes:
+        raw = raw[: raw.rfind(b"\n") + 1]
+    return raw.decode("utf-8")
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """Path of ../shared/data; skips the test when it is absent (fresh clone elsewhere)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    return SHARED_DATA
