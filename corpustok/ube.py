@@ -1,0 +1,218 @@
+"""The substrate codec: text <-> the base symbols byte-level BPE runs on.
+
+Three substrates share one symbol space of 512 ids:
+
+- ``utf8``  (GPT-2 byte-level BPE): every UTF-8 byte is a symbol, ids 0..255.
+- ``utf16`` (BBPE16): every UTF-16LE byte is a symbol, ids 0..255.
+- ``ube``   (Universal Byte-Level Encoding): characters whose UTF-8 form has 1-2 bytes keep
+  their UTF-8 bytes (ids 0..255); characters of 3-4 UTF-8 bytes are written as UTF-16LE bytes
+  (2 for the BMP, 4 for a surrogate pair) in a second alphabet, ids 256..511.
+
+For interchange with HF-style vocabularies each symbol has a one-character string: byte ``b``
+of the first alphabet is GPT-2's ``bytes_to_unicode`` character, byte ``b`` of the second is
+``chr(0xE100 + b)``. Decoding keeps a UTF-8 and a UTF-16LE buffer and flushes one when a symbol
+of the other alphabet arrives, so decoding is lossless for every valid input and follows
+Python's ``errors="replace"`` for every malformed symbol sequence.
+"""
+import codecs
+from functools import lru_cache
+
+import numpy as np
+
+from ._arrow import list_array, string_array, utf8_batch
+from .kernels.ube import SECOND, UBE, UTF8, UTF16, decode_symbols, encode_symbols
+
+SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
+PUA_BASE = 0xE100  # second-alphabet byte b is the symbol string chr(PUA_BASE + b)
+
+__all__ = ["SUBSTRATES", "SYMBOL_STRINGS", "bytes_to_unicode", "alphabet", "substrate_code",
+           "to_symbols", "from_symbols", "symbols_batch", "from_symbols_batch", "StreamDecoder"]
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> printable character table (byte order): the 188 printable Latin-1
+    bytes map to themselves, the other 68 to U+0100.. in byte order."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {b: chr(b) for b in keep}
+    shifted = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(0x100 + shifted)
+            shifted += 1
+    return [table[b] for b in range(256)]
+
+
+SYMBOL_STRINGS = bytes_to_unicode() + [chr(PUA_BASE + b) for b in range(256)]
+_SYMBOL_CPS = np.array([ord(s) for s in SYMBOL_STRINGS], dtype=np.uint32)
+
+
+@lru_cache(maxsize=None)
+def _cp_to_symbol():
+    """Code point -> symbol id (-1 where the code point is no symbol), for parsing strings."""
+    table = np.full(PUA_BASE + 256, -1, np.int32)
+    table[_SYMBOL_CPS] = np.arange(512, dtype=np.int32)
+    return table
+
+
+def substrate_code(substrate):
+    """Kernel code of a substrate name; ValueError naming the valid ones otherwise."""
+    try:
+        return SUBSTRATES[substrate]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown substrate {substrate!r}; expected one of "
+                         f"{', '.join(SUBSTRATES)}") from None
+
+
+def alphabet(substrate="ube"):
+    """The substrate's symbol strings in symbol-id order (256, or 512 for ``ube``)."""
+    return SYMBOL_STRINGS[: 512 if substrate_code(substrate) == UBE else 256]
+
+
+def _symbols_to_str(ids):
+    return _SYMBOL_CPS[ids].astype("<u4").tobytes().decode("utf-32-le")
+
+
+def _str_to_symbols(symbols, substrate):
+    if not isinstance(symbols, str):
+        raise TypeError(f"symbols must be a str, got {type(symbols).__name__}")
+    code = substrate_code(substrate)
+    cps = np.frombuffer(symbols.encode("utf-32-le", "surrogatepass"), np.uint32)
+    table = _cp_to_symbol()
+    ids = np.full(len(cps), -1, np.int32)
+    inside = cps < len(table)
+    ids[inside] = table[cps[inside]]
+    if code != UBE:
+        ids[ids >= SECOND] = -1
+    bad = np.flatnonzero(ids < 0)
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"symbols[{i}] = {symbols[i]!r} (U+{ord(symbols[i]):04X}) is not a "
+                         f"symbol of the {substrate!r} substrate; symbol strings come from "
+                         "to_symbols() or a vocabulary of this substrate")
+    return ids.astype(np.uint16)
+
+
+def to_symbols(text, substrate="ube"):
+    """The symbol string of ``text``: one character per base symbol.
+
+    >>> [hex(ord(c)) for c in to_symbols("GPU性能")]
+    ['0x47', '0x50', '0x55', '0xe127', '0xe160', '0xe1fd', '0xe180']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    batch = utf8_batch([text])
+    if batch.replaced is not None:
+        i = next(k for k, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF)
+        raise ValueError(f"text[{i}] is a lone surrogate U+{ord(text[i]):04X}, which no "
+                         "Unicode encoding can carry; symbols_batch() replaces lone surrogates "
+                         "with U+FFFD and counts them")
+    symbols, _, _ = encode_symbols(batch.data, batch.offsets, substrate_code(substrate))
+    return _symbols_to_str(symbols)
+
+
+def _decode(symbols, offsets, code):
+    out = np.empty(3 * len(symbols), np.uint8)
+    out_offsets = np.empty(len(offsets), np.int64)
+    replaced = np.empty(len(offsets) - 1, np.int64)
+    n = decode_symbols(symbols, offsets, code, out, out_offsets, replaced)
+    return out[:n], out_offsets, replaced
+
+
+def from_symbols(symbols, substrate="ube"):
+    """Text of a symbol string; malformed symbol sequences give U+FFFD as Python's
+    ``errors="replace"`` would (a truncated UTF-8 character, an odd UTF-16 byte, a lone
+    surrogate)."""
+    ids = _str_to_symbols(symbols, substrate)
+    data, _, _ = _decode(ids, np.array([0, len(ids)], np.int64), substrate_code(substrate))
+    return data.tobytes().decode("utf-8")
+
+
+def symbols_batch(texts, substrate="ube", *, return_replaced=False):
+    """Symbol ids of a batch in one kernel call: a ``pyarrow.ListArray`` of uint16.
+
+    ``texts``: a pyarrow string/large_string/binary array (chunked or not) or a list of
+    ``str``/None. Nulls give null lists. Invalid UTF-8 in a binary array is read as
+    ``bytes.decode("utf-8", "replace")`` reads it, and lone surrogates in ``str`` input become
+    U+FFFD; with ``return_replaced=True`` the per-document count of those replacements is
+    returned too, as ``(lists, counts)``.
+    """
+    batch = utf8_batch(texts)
+    symbols, offsets, replaced = encode_symbols(batch.data, batch.offsets,
+                                                substrate_code(substrate))
+    lists = list_array(offsets, symbols, batch.valid)
+    if not return_replaced:
+        return lists
+    if batch.replaced is not None:
+        replaced += batch.replaced
+    return lists, replaced
+
+
+def from_symbols_batch(lists, substrate="ube", *, return_replaced=False):
+    """Texts of a batch of symbol-id lists (the output of :func:`symbols_batch`) in one kernel
+    call, as a ``pyarrow.LargeStringArray``; with ``return_replaced=True`` also the
+    per-document count of U+FFFD made for malformed sequences."""
+    import pyarrow as pa
+
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    code = substrate_code(substrate)
+    flat = lists.flatten().to_numpy(zero_copy_only=False).astype(np.uint16, copy=False)
+    limit = 512 if code == UBE else 256
+    if len(flat) and int(flat.max()) >= limit:
+        raise ValueError(f"symbol id {int(flat.max())} is outside the {substrate!r} alphabet "
+                         f"(0..{limit - 1})")
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    offsets -= offsets[0]
+    valid = None
+    if lists.null_count:
+        valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    data, out_offsets, replaced = _decode(flat, offsets, code)
+    texts = string_array(out_offsets, data, valid)
+    return (texts, replaced) if return_replaced else texts
+
+
+class StreamDecoder:
+    """Incremental symbols -> text with constant work per symbol (no re-decoding of a prefix).
+
+    Keeps one incremental UTF-8 and one UTF-16LE decoder (``errors="replace"``); a symbol of
+    the other alphabet ends the current buffer first (flush on switch). For every way of
+    cutting a symbol sequence into ``feed`` calls, the concatenated output equals
+    :func:`from_symbols` of the whole sequence.
+    """
+
+    def __init__(self, substrate="ube"):
+        self._code = substrate_code(substrate)
+        self._limit = 512 if self._code == UBE else 256
+        utf8 = codecs.getincrementaldecoder("utf-8")("replace")
+        utf16 = codecs.getincrementaldecoder("utf-16-le")("replace")
+        self._decoders = (utf16, utf16) if self._code == UTF16 else (utf8, utf16)
+        self._second = False  # alphabet of the pending bytes
+
+    def feed(self, symbols):
+        """Decode more symbol ids; returns the text that is complete so far."""
+        ids = np.asarray(symbols, dtype=np.int64)
+        if len(ids) and (ids.min() < 0 or ids.max() >= self._limit):
+            raise ValueError(f"symbol ids must lie in 0..{self._limit - 1}")
+        out = []
+        second = ids >= SECOND
+        cuts = np.flatnonzero(second[1:] != second[:-1]) + 1
+        start = 0
+        for stop in [*cuts.tolist(), len(ids)]:
+            if stop == start:
+                continue
+            run_second = bool(second[start])
+            if run_second != self._second:
+                out.append(self._decoders[self._second].decode(b"", True))
+                self._second = run_second
+            out.append(self._decoders[run_second].decode((ids[start:stop] & 0xFF)
+                                                         .astype(np.uint8).tobytes()))
+            start = stop
+        return "".join(out)
+
+    def flush(self):
+        """End both buffers (as at a special token or the end of a text); returns the rest."""
+        text = self._decoders[0].decode(b"", True) + self._decoders[1].decode(b"", True)
+        self._second = False
+        return text
+
+    finish = flush
