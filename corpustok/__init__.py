@@ -4,6 +4,7 @@ Public objects: :class:`WordPiece` (Fast WordPiece, equal to HF ``BertTokenizerF
 :class:`BytePairTokenizer` (byte-level BPE on the ``ube``, ``utf8`` or ``utf16`` substrate),
 :func:`load` for any tokenizer file, and :mod:`corpustok.ube` (the substrate codec).
 """
+import importlib
 import json
 import os
 
@@ -22,8 +23,7 @@ def __getattr__(name):
         from .bpe import BytePairTokenizer
         return BytePairTokenizer
     if name == "ube":
-        from . import ube
-        return ube
+        return importlib.import_module("corpustok.ube")
     raise AttributeError(f"module 'corpustok' has no attribute {name!r}")
 
 
