@@ -16,7 +16,7 @@ UBE = 2
 SECOND = 256  # first id of UBE's UTF-16LE alphabet
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def symbol_count(cp, substrate):
     """Base symbols of one code point: 1/2/3/4 (utf8), 2/2/2/4 (utf16), 1/2/2/4 (ube)."""
     n8 = utf8_length(cp)
@@ -25,7 +25,7 @@ def symbol_count(cp, substrate):
     return 2 if cp < 0x10000 else 4
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def put_symbols(cp, substrate, out, j):
     """Write the base symbols of code point ``cp`` at ``out[j]``; returns the next position."""
     if substrate == UTF8 or (substrate == UBE and cp < 0x800):
