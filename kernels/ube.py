@@ -49,18 +49,22 @@ def put_symbols(cp, substrate, out, j):
 def count_symbols(data, offsets, substrate, counts, replaced):
     """First pass: symbols per document into ``counts``, U+FFFD replacements into ``replaced``.
 
-    Invalid UTF-8 is read as CPython's ``decode("utf-8", "replace")`` reads it. O(bytes).
+    Invalid UTF-8 is read as CPython's ``decode("utf-8", "replace")`` reads it. O(bytes), with
+    a tight inner loop over runs of ASCII.
     """
+    ascii_weight = 2 if substrate == UTF16 else 1
     for d in range(len(offsets) - 1):
         i = offsets[d]
         end = offsets[d + 1]
         c = 0
         r = 0
         while i < end:
-            b = data[i]
-            if b < 0x80:  # ASCII fast path: one symbol in utf8/ube, two in utf16
-                c += 2 if substrate == UTF16 else 1
-                i += 1
+            if data[i] < 0x80:
+                k = i + 1
+                while k < end and data[k] < 0x80:
+                    k += 1
+                c += (k - i) * ascii_weight
+                i = k
                 continue
             cp, n, bad = utf8_step(data, i, end)
             c += symbol_count(cp, substrate)
@@ -78,15 +82,18 @@ def write_symbols(data, offsets, substrate, out_offsets, out):
         end = offsets[d + 1]
         j = out_offsets[d]
         while i < end:
-            b = data[i]
-            if b < 0x80:
-                out[j] = b
+            if data[i] < 0x80:  # runs of ASCII: a widening copy (interleaved with 0 for utf16)
                 if substrate == UTF16:
-                    out[j + 1] = 0
-                    j += 2
+                    while i < end and data[i] < 0x80:
+                        out[j] = data[i]
+                        out[j + 1] = 0
+                        j += 2
+                        i += 1
                 else:
-                    j += 1
-                i += 1
+                    while i < end and data[i] < 0x80:
+                        out[j] = data[i]
+                        j += 1
+                        i += 1
                 continue
             cp, n, bad = utf8_step(data, i, end)
             j = put_symbols(cp, substrate, out, j)

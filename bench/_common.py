@@ -1,0 +1,60 @@
+"""Shared benchmark plumbing: machine banner, corpus loading, median timing."""
+import lzma
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_CORPUS = REPO.parent / "shared" / "data" / "corpus"
+
+
+def banner(title, packages=()):
+    """Print what the numbers were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"== {title}")
+    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
+          f"{platform.system()} {platform.release()}")
+    versions = []
+    for name in packages:
+        try:
+            mod = __import__(name)
+            versions.append(f"{name} {getattr(mod, '__version__', '?')}")
+        except ImportError:
+            versions.append(f"{name} (not installed)")
+    if versions:
+        print("versions: " + ", ".join(versions))
+
+
+def corpus_lines(max_mb=None):
+    """Lines of the shared corpus (``../shared/data/corpus/*.txt.xz``), up to ``max_mb``."""
+    files = sorted(SHARED_CORPUS.glob("*.txt.xz"))
+    if not files:
+        sys.exit(f"benchmark corpus not found: {SHARED_CORPUS}/*.txt.xz")
+    lines, size = [], 0
+    for path in files:
+        with lzma.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                lines.append(line)
+                size += len(line.encode("utf-8"))
+                if max_mb and size >= max_mb * 1e6:
+                    return lines
+    return lines
+
+
+def median_time(fn, runs=5):
+    """Median wall time of ``fn()`` over ``runs`` runs, after one warm-up run."""
+    fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
