@@ -1,7 +1,200 @@
-"""The ``corpustok`` command line (placeholder until the pipeline lands)."""
+"""The ``corpustok`` command line: train, tokenize, encode, decode, main.
+
+Exit codes: 0 success; 1 the job completed but some input could not be read (named in the
+summary and in manifest.json); 2 bad arguments or input (message on stderr). Beam is imported
+only by the commands that run a pipeline, so ``encode``/``decode``/``--help`` start fast.
+"""
+import argparse
+import os
 import sys
+import textwrap
+
+EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+BEAM_EPILOG = """\
+Any option not listed above is passed to Apache Beam unchanged. Without --runner the job runs
+locally on the FnApiRunner (Beam's DirectRunner would first try to download the Prism runner).
+Examples: --direct_running_mode multi_processing --direct_num_workers 4 (what --workers 4
+does); --runner DataflowRunner --project P --region R --temp_location gs://B/tmp; --runner
+FlinkRunner --flink_master HOST:8081 --environment_type LOOPBACK. Input and output folders
+must then be reachable from the workers (a shared mount)."""
+
+
+def _sub(sub, name, help, description, epilog=None):
+    """A subcommand whose description is wrapped here and whose epilog keeps its lines."""
+    return sub.add_parser(name, help=help, description=textwrap.fill(description, 88),
+                          epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _add_read_options(p):
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.zst) files or "
+                        "globs (quote globs; ** matches folders)")
+    p.add_argument("--text-column", default="text",
+                   help="column (Parquet) or field (JSONL) holding the text; string or binary "
+                        "(binary is read as UTF-8, invalid bytes become U+FFFD and are "
+                        "counted) (default: %(default)s)")
+    p.add_argument("--id-column", default="id",
+                   help="column or field holding the document id, string or integer "
+                        "(default: %(default)s)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local worker processes (Beam multi_processing mode); default: one "
+                        "in-process worker")
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="corpustok",
+        description="Tokenize pretraining corpora into Parquet token shards with Numba "
+                    "kernels (Fast WordPiece, UBE byte-level BPE) in an Apache Beam pipeline.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    tr = _sub(
+        sub, "train", help="train a byte-level BPE tokenizer on a corpus",
+        description="Count pre-tokenized chunks of the corpus with a Beam combine, then learn "
+                    "BPE merges on the chosen substrate and save the tokenizer file.",
+        epilog=BEAM_EPILOG)
+    _add_read_options(tr)
+    tr.add_argument("--substrate", choices=("ube", "utf8", "utf16"), default="ube",
+                    help="base symbols the merges start from: ube (UTF-8 for 1-2 byte "
+                         "characters, UTF-16LE bytes as a second alphabet otherwise), utf8 "
+                         "bytes, or utf16 (UTF-16LE bytes) (default: %(default)s)")
+    tr.add_argument("--vocab-size", type=int, required=True,
+                    help="size of the vocabulary to learn, base symbols included")
+    tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
+                    help="where to write the tokenizer (corpustok JSON)")
+
+    tk = _sub(
+        sub, "tokenize", help="tokenize a corpus into Parquet token shards",
+        description="Read documents, tokenize them in batches (one kernel call per batch) and "
+                    "write zstd Parquet shards with one row per document (id, tokens, "
+                    "n_tokens, n_bytes, replaced, source, row), a <shard>.manifest.json per "
+                    "shard and manifest.json last. Rerunning with the same options keeps "
+                    "complete shards; an interrupted run resumed gives byte-identical output.",
+        epilog=BEAM_EPILOG)
+    _add_read_options(tk)
+    tk.add_argument("--tokenizer", required=True, metavar="FILE",
+                    help="tokenizer: a corpustok file (from `corpustok train` or .save()), an "
+                         "HF tokenizer.json (WordPiece or BPE) or a WordPiece vocab.txt")
+    tk.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    tk.add_argument("--bos", metavar="ID|TOKEN",
+                    help="id (or token string) put before every document")
+    tk.add_argument("--eos", metavar="ID|TOKEN",
+                    help="id (or token string) put after every document")
+    tk.add_argument("--shard-mb", type=float, default=64,
+                    help="target input text per shard in MB; a shard is a row range of one "
+                         "input file (default: %(default)s)")
+    tk.add_argument("--shard-rows", type=int, default=1 << 20,
+                    help="most documents per shard (default: %(default)s)")
+    tk.add_argument("--max-doc-mb", type=float, default=8,
+                    help="documents longer than this are tokenized by streaming in 1 MB "
+                         "slices (same ids, bounded memory) (default: %(default)s)")
+    tk.add_argument("--rejects", action="store_true",
+                    help="also write rejected rows with reasons to DIR/rejects/<shard>.parquet")
+    tk.add_argument("--no-progress", action="store_true",
+                    help="no progress line on stderr")
+
+    for name, what in (("encode", "text to ids"), ("decode", "ids to text")):
+        ed = _sub(sub, name, help=f"{what} with a tokenizer file",
+                  description=f"Convert {what}: the arguments, or each line of standard input "
+                              "when there are none. Ids are printed and read as "
+                              "space-separated integers.")
+        ed.add_argument("--tokenizer", required=True, metavar="FILE",
+                        help="tokenizer file (see `corpustok tokenize --help`)")
+        ed.add_argument("items", nargs="*", metavar="TEXT" if name == "encode" else "ID",
+                        help="texts to encode" if name == "encode" else "ids to decode")
+
+    mn = _sub(
+        sub, "main", help="the demo job: train, tokenize and verify the embedded UDHR sample",
+        description="Train a UBE BPE tokenizer on the embedded UDHR sample, tokenize the "
+                    "sample to Parquet shards, check that every shard decodes back to its "
+                    "documents and print the summary (what ./run_local.sh runs).")
+    mn.add_argument("--out", "-o", default="out", metavar="DIR",
+                    help="output folder (default: %(default)s)")
+    mn.add_argument("--vocab-size", type=int, default=2048,
+                    help="vocabulary size to train (default: %(default)s)")
+    mn.add_argument("--workers", type=int, default=None,
+                    help="local worker processes (default: one in-process worker)")
+    return parser
+
+
+def _cmd_tokenize(args, beam_args):
+    from .run import summary, tokenize
+    result = tokenize(args.inputs, args.out, args.tokenizer, id_column=args.id_column,
+                      text_column=args.text_column, bos=args.bos, eos=args.eos,
+                      shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
+                      max_doc_bytes=int(args.max_doc_mb * 1e6), write_rejects=args.rejects,
+                      beam_args=beam_args, workers=args.workers,
+                      progress=not args.no_progress)
+    print(summary(result))
+    print(f"  output     {os.path.join(args.out, 'manifest.json')}")
+    return EXIT_OK if result.ok else EXIT_INPUT_ERRORS
+
+
+def _cmd_train(args, beam_args):
+    from .train import train
+    tok, info = train(args.inputs, vocab_size=args.vocab_size, substrate=args.substrate,
+                      id_column=args.id_column, text_column=args.text_column,
+                      beam_args=beam_args, workers=args.workers)
+    tok.save(args.out)
+    print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
+          f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB) in "
+          f"{info['seconds']:.1f} s -> {args.out}")
+    for e in info["errors"]:
+        print(f"  ERROR {e}")
+    return EXIT_INPUT_ERRORS if info["errors"] else EXIT_OK
+
+
+def _lines(items):
+    return items if items else (line.rstrip("\n") for line in sys.stdin)
+
+
+def _cmd_encode(args):
+    import corpustok
+    tok = corpustok.load(args.tokenizer)
+    for text in _lines(args.items):
+        print(" ".join(map(str, tok.encode(text))))
+    return EXIT_OK
+
+
+def _cmd_decode(args):
+    import corpustok
+    tok = corpustok.load(args.tokenizer)
+    groups = [args.items] if args.items else (line.split() for line in sys.stdin)
+    for group in groups:
+        try:
+            ids = [int(x) for x in group]
+        except ValueError as e:
+            raise ValueError(f"decode: ids must be integers ({e})") from None
+        print(tok.decode(ids))
+    return EXIT_OK
+
+
+def _cmd_main(args):
+    from .main_job import run_main
+    return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers)
 
 
 def main(argv=None):
-    print("corpustok: no command yet", file=sys.stderr)
-    return 2
+    """Entry point of the ``corpustok`` command; returns the exit code."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command not in ("tokenize", "train"):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        if args.command == "tokenize":
+            return _cmd_tokenize(args, extra)
+        if args.command == "train":
+            return _cmd_train(args, extra)
+        if args.command == "encode":
+            return _cmd_encode(args)
+        if args.command == "decode":
+            return _cmd_decode(args)
+        return _cmd_main(args)
+    except (ValueError, TypeError, OSError) as e:
+        print(f"corpustok {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

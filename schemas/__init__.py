@@ -1,1 +1,124 @@
-"""Arrow schemas of documents in, token rows out and manifests, with validation helpers."""
+"""Arrow schemas of documents in, token rows out and manifests, with validation helpers.
+
+The pipeline renames the user's id/text columns to ``id``/``text`` when it reads them, so
+everything past the reader sees one fixed shape. Token shards record where each row came from
+(``source`` file and ``row`` in it) so a shard can always be traced back to its input.
+"""
+import pyarrow as pa
+
+ID_TYPES = (pa.string(), pa.large_string(), pa.int8(), pa.int16(), pa.int32(), pa.int64(),
+            pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64())
+TEXT_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
+
+# Documents as they travel between the reader and the tokenizer.
+DOCUMENTS = pa.schema([
+    pa.field("id", pa.large_string()),
+    pa.field("text", pa.large_string()),  # large_binary when read from a binary column
+    pa.field("row", pa.int64(), nullable=False),  # row (Parquet) or line (JSONL), 0-based
+    pa.field("replaced", pa.int64(), nullable=False),  # U+FFFD put in by the reader
+])
+
+# One row per kept document in a token shard.
+TOKENS = pa.schema([
+    pa.field("id", pa.large_string()),
+    pa.field("tokens", pa.list_(pa.int32()), nullable=False),  # large_list past 2**31 ids
+    pa.field("n_tokens", pa.int64(), nullable=False),
+    pa.field("n_bytes", pa.int64(), nullable=False),  # UTF-8 bytes of the text tokenized
+    pa.field("replaced", pa.int64(), nullable=False),  # U+FFFD replacements (bad UTF-8, surrogates)
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("row", pa.int64(), nullable=False),
+])
+
+# One row per rejected document (the optional rejects Parquet file).
+REJECTS = pa.schema([
+    pa.field("id", pa.large_string()),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("row", pa.int64(), nullable=False),
+    pa.field("reason", pa.string(), nullable=False),
+    pa.field("detail", pa.string()),
+])
+
+REJECT_REASONS = {
+    "null_text": "the text is null",
+    "empty_text": "the text is empty",
+    "bad_json": "the JSONL line is not valid JSON",
+    "bad_record": "the JSON value is not an object with a string text field and an id",
+}
+
+# Keys of one shard's manifest entry (``<shard>.manifest.json``) and of the run manifest.
+SHARD_ENTRY_KEYS = ("shard", "file", "source", "rows", "documents", "tokens", "bytes",
+                    "replaced", "rejects", "rejected", "input_sha256", "parquet_bytes",
+                    "tokenizer_sha256", "config")
+RUN_MANIFEST_KEYS = ("format", "version", "status", "tokenizer_sha256", "config", "totals",
+                     "errors", "shards")
+MANIFEST_FORMAT = "corpustok-shards"
+MANIFEST_VERSION = 1
+
+
+def _type_list(types):
+    return ", ".join(str(t) for t in types)
+
+
+def check_document_columns(schema: pa.Schema, id_column: str, text_column: str, where: str):
+    """Raise a clear error when ``schema`` lacks the id/text columns or they have wrong types.
+
+    ``where`` names the input (file name) in the message.
+    """
+    names = schema.names
+    for role, col, types, flag in (("text", text_column, TEXT_TYPES, "--text-column"),
+                                   ("id", id_column, ID_TYPES, "--id-column")):
+        if col not in names:
+            raise ValueError(f"{where}: missing {role} column {col!r} (columns: "
+                             f"{', '.join(names) or 'none'}); choose another with {flag}")
+        t = schema.field(col).type
+        if t not in types:
+            raise TypeError(f"{where}: {role} column {col!r} has type {t}, expected one of "
+                            f"{_type_list(types)}")
+
+
+def check_table(table: pa.Table, schema: pa.Schema, where: str = "table"):
+    """Raise ValueError/TypeError when ``table`` does not have exactly ``schema``'s columns
+    (names and types; a large_list/large_binary stand-in is accepted for list/string data)."""
+    if table.schema.names != schema.names:
+        raise ValueError(f"{where}: columns {table.schema.names}, expected {schema.names}")
+    for field in schema:
+        t = table.schema.field(field.name).type
+        ok = t == field.type or (pa.types.is_large_list(t) and pa.types.is_list(field.type)
+                                 and t.value_type == field.type.value_type) or \
+            (field.name == "text" and t in TEXT_TYPES)
+        if not ok:
+            raise TypeError(f"{where}: column {field.name!r} has type {t}, expected {field.type}")
+
+
+def check_shard_entry(entry: dict, where: str = "manifest entry"):
+    """Raise ValueError when a shard manifest entry lacks keys or has inconsistent counts."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: expected a JSON object, found {type(entry).__name__}")
+    missing = [k for k in SHARD_ENTRY_KEYS if k not in entry]
+    if missing:
+        raise ValueError(f"{where}: missing keys {missing}")
+    start, stop = entry["rows"]
+    if not 0 <= start <= stop:
+        raise ValueError(f"{where}: bad row range {entry['rows']}")
+    if entry["documents"] + sum(entry["rejects"].values()) > stop - start:
+        raise ValueError(f"{where}: {entry['documents']} documents + rejects exceed the "
+                         f"{stop - start} rows of range {entry['rows']}")
+    unknown = set(entry["rejects"]) - set(REJECT_REASONS)
+    if unknown:
+        raise ValueError(f"{where}: unknown reject reasons {sorted(unknown)}")
+
+
+def check_run_manifest(manifest: dict, where: str = "manifest.json"):
+    """Raise ValueError when a run manifest is malformed or its totals disagree with its shards."""
+    missing = [k for k in RUN_MANIFEST_KEYS if k not in manifest]
+    if missing:
+        raise ValueError(f"{where}: missing keys {missing}")
+    if manifest["format"] != MANIFEST_FORMAT:
+        raise ValueError(f"{where}: format {manifest['format']!r}, expected {MANIFEST_FORMAT!r}")
+    for i, s in enumerate(manifest["shards"]):
+        check_shard_entry(s, f"{where}: shards[{i}]")
+    for key in ("documents", "tokens", "bytes"):
+        total = sum(s[key] for s in manifest["shards"])
+        if manifest["totals"][key] != total:
+            raise ValueError(f"{where}: totals.{key} = {manifest['totals'][key]} but the shards "
+                             f"sum to {total}")

@@ -1,0 +1,46 @@
+"""The main job (``corpustok main``, what ``./run_local.sh`` runs): train a UBE BPE tokenizer
+on the embedded UDHR sample, tokenize the sample into Parquet shards, verify that every shard
+decodes back to its documents, print the summary."""
+import os
+import time
+from importlib import resources
+from importlib.util import find_spec
+
+SAMPLE = "udhr_sample.jsonl"
+
+
+def sample_path():
+    return str(resources.files("corpustok").joinpath("data", SAMPLE))
+
+
+def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
+    """Run the job; returns the exit code (0 when every shard verifies)."""
+    if find_spec("corpustok.bpe") is None or find_spec("corpustok.bpe_train") is None:
+        # Until the BPE tokenizer and its trainer land: the codec demo.
+        from corpustok import demo
+        return demo.run()
+    from .run import summary, tokenize
+    from .train import train
+    from .verify import verify_shards
+    sample = sample_path()
+    os.makedirs(out_dir, exist_ok=True)
+    tok, info = train([sample], vocab_size=vocab_size, substrate="ube", workers=workers)
+    tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")
+    tok.save(tok_file)
+    say(f"corpustok main: trained a UBE BPE tokenizer ({tok.vocab_size:,} ids) on the embedded "
+        f"UDHR sample ({info['documents']:,} documents, {info['bytes'] / 1e6:.2f} MB) in "
+        f"{info['seconds']:.1f} s -> {tok_file}")
+    shards = os.path.join(out_dir, "shards")
+    result = tokenize([sample], shards, tok_file, shard_bytes=128 << 10, workers=workers,
+                      progress=True)
+    t0 = time.perf_counter()
+    check = verify_shards(shards, tok)
+    say(summary(result))
+    say(f"  output     {shards}/ ({result.manifest['totals']['shards']} shards + manifest.json)")
+    if check.ok:
+        say(f"  verified   {check.documents:,} documents in {check.shards} shards decode back "
+            f"to their input text ({time.perf_counter() - t0:.1f} s)")
+        return 0 if result.ok else 1
+    for p in check.problems[:20]:
+        say(f"  VERIFY FAILED {p}")
+    return 1

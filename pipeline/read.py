@@ -1,0 +1,325 @@
+"""Reading documents from Parquet and JSONL into bounded Arrow tables (``DocBatch``).
+
+A ``DocBatch`` is a contiguous row range of one input file, and is exactly one output shard:
+its range comes from the Parquet footer (row groups re-sliced to ``shard_bytes`` of text) or
+from the JSONL line count (lines gathered until ``shard_bytes``), so shard names depend only on
+the input and the options, never on the runner's bundling. The generators here are plain
+Python, used by the Beam transforms and by non-Beam code (verification, training) alike.
+"""
+import glob
+import gzip
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpustok._arrow import string_array, utf8_batch
+from corpustok.schemas import DOCUMENTS, REJECTS, check_document_columns
+
+DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
+DEFAULT_SHARD_ROWS = 1 << 20
+PARQUET_EXTS = (".parquet", ".pq")
+JSONL_EXTS = (".jsonl", ".json", ".ndjson")
+COMPRESSED_EXTS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+
+
+@dataclass
+class DocBatch:
+    """Rows ``[start, stop)`` of ``source`` (documents in ``table``, schema ``DOCUMENTS``) and
+    the rows the reader rejected (``rejects``, schema ``REJECTS``)."""
+
+    source: str
+    start: int
+    stop: int
+    table: pa.Table
+    rejects: pa.Table = field(default_factory=REJECTS.empty_table)
+
+    @property
+    def name(self):
+        return shard_name(self.source, self.start, self.stop)
+
+
+@dataclass
+class ReadError:
+    """An input that could not be read (wholly or from some point on)."""
+
+    source: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of reading work: one Parquet row group, or one whole JSONL file."""
+
+    source: str
+    kind: str  # "parquet" or "jsonl"
+    row_group: int = -1
+    first_row: int = 0
+    rows_per_shard: int = 0  # Parquet: slice size chosen from the footer
+
+
+def input_kind(path: str) -> str:
+    """``"parquet"`` or ``"jsonl"`` from the file name (compression suffixes allowed)."""
+    base = path.lower()
+    for ext in COMPRESSED_EXTS:
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+    if base.endswith(PARQUET_EXTS):
+        return "parquet"
+    if base.endswith(JSONL_EXTS):
+        return "jsonl"
+    raise ValueError(f"{path}: unknown input type; expected .parquet, .jsonl, .jsonl.gz or "
+                     ".jsonl.zst")
+
+
+def expand_inputs(patterns) -> list:
+    """Files matched by ``patterns`` (paths or globs), sorted, without duplicates.
+
+    Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
+    """
+    files = []
+    for pat in patterns:
+        matched = sorted(glob.glob(pat, recursive=True)) if glob.has_magic(pat) else \
+            ([pat] if os.path.exists(pat) else [])
+        matched = [m for m in matched if os.path.isfile(m)]
+        if not matched:
+            raise ValueError(f"no input file matches {pat!r}")
+        files.extend(matched)
+    out = list(dict.fromkeys(files))
+    for f in out:
+        input_kind(f)
+    return out
+
+
+def shard_name(source: str, start: int, stop: int) -> str:
+    """Deterministic shard name: input file stem, a hash of its absolute path, the row range."""
+    base = os.path.basename(source)
+    stem = base.split(".")[0] or "input"
+    digest = hashlib.sha1(os.path.abspath(source).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{stem}-{digest[:10]}-{start:010d}-{stop:010d}"
+
+
+def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
+    """One ``Unit`` per row group of ``path``, with the slice size that keeps a shard near
+    ``shard_bytes`` of (uncompressed) text. Raises on an unreadable footer or bad columns."""
+    pf = pq.ParquetFile(path)
+    check_document_columns(pf.schema_arrow, id_column, text_column, path)
+    md = pf.metadata
+    col = pf.schema_arrow.get_field_index(text_column)
+    leaf = [i for i in range(md.num_columns)
+            if md.schema.column(i).path.split(".")[0] == text_column][0] if col >= 0 else 0
+    units = []
+    first = 0
+    for rg in range(md.num_row_groups):
+        g = md.row_group(rg)
+        nbytes = max(1, g.column(leaf).total_uncompressed_size)
+        per = max(1, min(shard_rows, g.num_rows * shard_bytes // nbytes))
+        units.append(Unit(path, "parquet", rg, first, int(per)))
+        first += g.num_rows
+    return units
+
+
+def plan_units(path, id_column, text_column, shard_bytes, shard_rows):
+    """Reading units of one input file (JSONL files are one sequential unit)."""
+    if input_kind(path) == "parquet":
+        return parquet_units(path, id_column, text_column, shard_bytes, shard_rows)
+    return [Unit(path, "jsonl")]
+
+
+def unit_ranges(unit: Unit, num_rows: int):
+    """The ``(start, stop)`` shard ranges of a Parquet unit holding ``num_rows`` rows."""
+    step = unit.rows_per_shard
+    return [(unit.first_row + a, unit.first_row + min(a + step, num_rows))
+            for a in range(0, num_rows, step)]
+
+
+def _documents(source, ids, texts, rows, replaced=None) -> pa.Table:
+    """A DOCUMENTS table (text stays binary when it came from a binary column)."""
+    n = len(rows)
+    text_type = pa.large_binary() if pa.types.is_binary(texts.type) or \
+        pa.types.is_large_binary(texts.type) else pa.large_string()
+    return pa.table({
+        "id": pc.cast(ids, pa.large_string()),
+        "text": pc.cast(texts, text_type),
+        "row": pa.array(rows, pa.int64()),
+        "replaced": pa.array(np.zeros(n, np.int64) if replaced is None else replaced,
+                             pa.int64()),
+    })
+
+
+def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None):
+    """Yield ``DocBatch`` slices of one row group (bounded: streamed in record batches), or
+    ``(start, stop)`` tuples for slices ``is_done(source, start, stop)`` says are complete."""
+    pf = pq.ParquetFile(unit.source)
+    num_rows = pf.metadata.row_group(unit.row_group).num_rows
+    ranges = unit_ranges(unit, num_rows)
+    done = [bool(is_done and is_done(unit.source, a, b)) for a, b in ranges]
+    for (a, b), d in zip(ranges, done):
+        if d:
+            yield (a, b)
+    if all(done):
+        return
+    pending = []
+    have = 0
+    k = 0
+    batches = pf.iter_batches(batch_size=min(unit.rows_per_shard, 65536),
+                              row_groups=[unit.row_group], columns=[id_column, text_column],
+                              use_threads=False)
+    for rb in batches:
+        pending.append(rb)
+        have += rb.num_rows
+        while k < len(ranges) and have >= ranges[k][1] - ranges[k][0]:
+            a, b = ranges[k]
+            t = pa.Table.from_batches(pending)
+            if not done[k]:
+                piece = t.slice(0, b - a)
+                yield DocBatch(unit.source, a, b, _documents(
+                    unit.source, piece.column(0), piece.column(1), np.arange(a, b)))
+            rest = t.slice(b - a)
+            pending = rest.to_batches()
+            have = rest.num_rows
+            k += 1
+    if k != len(ranges):
+        raise ValueError(f"row group {unit.row_group} ended early: the footer promises "
+                         f"{num_rows} rows")
+
+
+def _open_text_file(path):
+    for ext, kind in COMPRESSED_EXTS.items():
+        if path.lower().endswith(ext):
+            if kind == "gzip":
+                return gzip.open(path, "rb")
+            import zstandard
+            # The zstd reader has no readline: buffer it so lines can be iterated.
+            return io.BufferedReader(zstandard.open(path, "rb"), 1 << 20)
+    return open(path, "rb")
+
+
+def _parse_lines(source, lines, id_column, text_column):
+    """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table."""
+    ids, texts, rows, replaced = [], [], [], []
+    rej = {"id": [], "row": [], "reason": [], "detail": []}
+
+    def reject(no, reason, detail, doc_id=None):
+        rej["id"].append(doc_id)
+        rej["row"].append(no)
+        rej["reason"].append(reason)
+        rej["detail"].append(detail)
+
+    for no, raw in lines:
+        fixed = 0
+        try:
+            try:
+                rec = json.loads(raw)
+            except UnicodeDecodeError:  # invalid UTF-8 in the line: replace, count, go on
+                s = raw.decode("utf-8", "replace")
+                fixed = s.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+                rec = json.loads(s)
+        except ValueError as e:
+            reject(no, "bad_json", str(e)[:200])
+            continue
+        if not isinstance(rec, dict):
+            reject(no, "bad_record", f"a JSON {type(rec).__name__}, not an object")
+            continue
+        doc_id = rec.get(id_column)
+        if doc_id is None or isinstance(doc_id, (dict, list)):
+            reject(no, "bad_record", f"no usable {id_column!r} field")
+            continue
+        doc_id = str(doc_id)
+        if text_column not in rec:
+            reject(no, "bad_record", f"no {text_column!r} field", doc_id)
+            continue
+        text = rec[text_column]
+        if text is not None and not isinstance(text, str):
+            reject(no, "bad_record", f"{text_column!r} is a {type(text).__name__}", doc_id)
+            continue
+        ids.append(doc_id)
+        texts.append(text)
+        rows.append(no)
+        replaced.append(fixed)
+    # utf8_batch replaces lone surrogates (JSON "\ud800" escapes) by U+FFFD and counts them.
+    tb = utf8_batch(texts)
+    rep = np.asarray(replaced, np.int64)
+    if tb.replaced is not None:
+        rep = rep + tb.replaced
+    text_arr = string_array(tb.offsets, tb.data, tb.valid)
+    docs = _documents(source, pa.array(ids, pa.large_string()), text_arr, rows, rep)
+    rejects = pa.table({"id": pa.array(rej["id"], pa.large_string()),
+                        "source": pa.array([source] * len(rej["row"]), pa.string()),
+                        "row": pa.array(rej["row"], pa.int64()),
+                        "reason": pa.array(rej["reason"], pa.string()),
+                        "detail": pa.array(rej["detail"], pa.string())}, schema=REJECTS)
+    return docs, rejects
+
+
+def _line_ranges(source, shard_bytes, shard_rows):
+    """Yield ``(start, stop, [(line_no, raw), ...])``; on a read failure the lines read so far
+    are yielded first, then the error is raised."""
+    lines = []
+    size = start = no = 0
+    try:
+        with _open_text_file(source) as f:
+            for raw in f:
+                if raw.strip():
+                    lines.append((no, raw))
+                    size += len(raw)
+                no += 1
+                if size >= shard_bytes or len(lines) >= shard_rows:
+                    yield start, no, lines
+                    lines, size, start = [], 0, no
+    except (OSError, EOFError, ValueError) as e:  # zstd raises ZstdError, a ValueError
+        if lines:
+            yield start, no, lines
+        raise ReadFailure(f"unreadable after line {no}: {type(e).__name__}: {e}") from e
+    if start < no:
+        yield start, no, lines
+
+
+class ReadFailure(Exception):
+    """An input file stopped being readable part way."""
+
+
+def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=None):
+    """Yield ``DocBatch`` ranges of a JSONL file (plain, .gz or .zst), read sequentially;
+    a range ends when it holds ``shard_bytes`` of line bytes or ``shard_rows`` lines. Ranges
+    ``is_done(source, start, stop)`` says are complete are yielded as ``(start, stop)``
+    without parsing. A truncated or corrupt file yields what it could read, then raises
+    ``ReadFailure``."""
+    for start, stop, lines in _line_ranges(source, shard_bytes, shard_rows):
+        if is_done and is_done(source, start, stop):
+            yield (start, stop)
+            continue
+        docs, rejects = _parse_lines(source, lines, id_column, text_column)
+        yield DocBatch(source, start, stop, docs, rejects)
+
+
+def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_done=None):
+    """``DocBatch`` ranges (or done ``(start, stop)`` pairs) of one reading unit."""
+    if unit.kind == "jsonl":
+        return read_jsonl(unit.source, id_column, text_column, shard_bytes, shard_rows, is_done)
+    return read_parquet_unit(unit, id_column, text_column, is_done)
+
+
+READ_ERRORS = (OSError, ValueError, TypeError, ReadFailure, pa.ArrowException)
+
+
+def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT_SHARD_BYTES,
+                   shard_rows=DEFAULT_SHARD_ROWS):
+    """All ``DocBatch`` ranges of one input file, in order, without Beam. Raises ValueError
+    naming the file when it cannot be read."""
+    try:
+        for unit in plan_units(path, id_column, text_column, shard_bytes, shard_rows):
+            yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows)
+    except (TypeError, ValueError) as e:
+        if str(e).startswith(path):
+            raise
+        raise type(e)(f"{path}: {e}") from e
+    except READ_ERRORS as e:
+        raise ValueError(f"{path}: {type(e).__name__}: {e}") from e

@@ -1,0 +1,196 @@
+"""Running the tokenize job: options, runner choice, progress, the result.
+
+Local runs use the FnApiRunner directly (Beam 2.77's DirectRunner first tries to download the
+Prism runner, which fails offline); ``--direct_running_mode multi_processing
+--direct_num_workers N`` scales it over cores. Any other Beam option passes through, so
+``--runner DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
+"""
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
+from .shards import ENTRY_SUFFIX, RUN_MANIFEST, file_sha256, prepare_out_dir
+from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
+
+
+@dataclass
+class RunResult:
+    """What a finished run produced: the run manifest, Beam counters and wall time."""
+
+    manifest: dict
+    counters: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def ok(self):
+        return self.manifest["status"] == "COMPLETED"
+
+
+def beam_options(beam_args=(), workers=None):
+    """``(PipelineOptions, runner or None)``: FnApiRunner unless ``--runner`` is given;
+    ``workers`` > 1 selects the multi-processing mode with that many processes."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+    args = list(beam_args)
+    if workers and workers > 1:
+        args += ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+    runner = None
+    if not any(a == "--runner" or a.startswith("--runner=") for a in args):
+        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+        runner = FnApiRunner()
+    return PipelineOptions(args), runner
+
+
+def tokenizer_identity(spec):
+    """``(sha256, tokenizer)``: the file's hash (or of the factory's ``to_dict()``); loading
+    here first turns a malformed tokenizer file into one clear error before Beam starts."""
+    tok = load_tokenizer(spec)
+    if callable(spec):
+        import hashlib
+        blob = json.dumps(tok.to_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest(), tok
+    return file_sha256(spec), tok
+
+
+def resolve_marker(tok, value, name):
+    """A BOS/EOS id from an int, a decimal string or a token string of ``tok`` (or None)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        i = int(value) if value.lstrip("-").isdigit() else tok.token_to_id(value)
+        if i is None:
+            raise ValueError(f"--{name} {value!r} is not a token of this tokenizer; give an "
+                             "id or a token string from its vocabulary")
+        value = i
+    if not 0 <= value < tok.vocab_size:
+        raise ValueError(f"--{name} {value} is outside the tokenizer's ids "
+                         f"0..{tok.vocab_size - 1}")
+    return int(value)
+
+
+class Progress:
+    """A status line fed by shard entries appearing in the output folder (runner-agnostic:
+    worker processes need not share anything with the driver)."""
+
+    def __init__(self, out_dir, stream=sys.stderr, interval=None):
+        self._out = out_dir
+        self._stream = stream
+        self._tty = stream.isatty()
+        self._interval = interval or (0.5 if self._tty else 10.0)
+        self._seen = {f for f in os.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
+        self._stats = [0, 0, 0, 0]  # shards, documents, bytes, tokens
+        self._stop = threading.Event()
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._poll()
+        self._show(final=True)
+
+    def _poll(self):
+        for f in os.listdir(self._out):
+            if f.endswith(ENTRY_SUFFIX) and f not in self._seen:
+                try:
+                    with open(os.path.join(self._out, f), encoding="utf-8") as fh:
+                        e = json.load(fh)
+                except (OSError, ValueError):
+                    continue
+                self._seen.add(f)
+                for i, k in enumerate(("documents", "bytes", "tokens")):
+                    self._stats[i + 1] += e[k]
+                self._stats[0] += 1
+
+    def _show(self, final=False):
+        shards, docs, nbytes, toks = self._stats
+        dt = max(time.perf_counter() - self._t0, 1e-9)
+        line = (f"  {shards} shards | {docs:,} docs | {nbytes / 1e6:,.1f} MB | {toks:,} tokens"
+                f" | {nbytes / 1e6 / dt:,.1f} MB/s | {dt:,.0f} s")
+        if self._tty:
+            self._stream.write("\r" + line + ("\n" if final else ""))
+        elif not final:
+            self._stream.write(line + "\n")
+        self._stream.flush()
+
+    def _loop(self):
+        while not self._stop.wait(self._interval):
+            self._poll()
+            self._show()
+
+
+def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
+             eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
+             max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, beam_args=(),
+             workers=None, progress=False) -> RunResult:
+    """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
+
+    ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
+    earlier run with the same tokenizer and options are kept, not redone. Raises ValueError for bad arguments (no matching input, malformed tokenizer).
+    """
+    import apache_beam as beam
+    from apache_beam.metrics.metric import MetricsFilter
+
+    from .transforms import NAMESPACE, tokenize_to_shards
+
+    files = expand_inputs(inputs)
+    tok_sha, tok = tokenizer_identity(tokenizer)
+    bos = resolve_marker(tok, bos, "bos")
+    eos = resolve_marker(tok, eos, "eos")
+    config = {"tokenizer_sha256": tok_sha, "bos": bos, "eos": eos, "id_column": id_column,
+              "text_column": text_column}
+    prepare_out_dir(out_dir)
+    options, runner = beam_options(beam_args, workers)
+    t0 = time.perf_counter()
+    p = beam.Pipeline(runner=runner, options=options)
+    tokenize_to_shards(p, files, out_dir, tokenizer, tok_sha, config, id_column=id_column,
+                       text_column=text_column, bos=bos, eos=eos, shard_bytes=shard_bytes,
+                       shard_rows=shard_rows, max_doc_bytes=max_doc_bytes,
+                       write_rejects=write_rejects)
+    if progress:
+        with Progress(out_dir):
+            result = p.run()
+            result.wait_until_finish()
+    else:
+        result = p.run()
+        result.wait_until_finish()
+    seconds = time.perf_counter() - t0
+    counters = {}
+    try:
+        query = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))
+        for c in query["counters"]:
+            counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
+    except (NotImplementedError, AttributeError, KeyError):
+        pass  # some runners report no metrics
+    with open(os.path.join(out_dir, RUN_MANIFEST), encoding="utf-8") as f:
+        manifest = json.load(f)
+    return RunResult(manifest, counters, seconds)
+
+
+def summary(result: RunResult) -> str:
+    """A human-readable summary of a run."""
+    t = result.manifest["totals"]
+    c = result.counters
+    mb = t["bytes"] / 1e6
+    lines = [f"corpustok: {result.manifest['status']}",
+             f"  documents  {t['documents']:,}",
+             f"  tokens     {t['tokens']:,}"
+             + (f" ({t['tokens'] / t['documents']:.1f} per document)" if t["documents"] else ""),
+             f"  text       {mb:,.2f} MB ({t['replaced']:,} U+FFFD replacements)",
+             f"  shards     {t['shards']} ({c.get('shards_written', 0)} written, "
+             f"{c.get('shards_skipped', 0)} already complete)",
+             "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
+                                or "none"),
+             f"  time       {result.seconds:.1f} s"
+             + (f", {c.get('bytes', 0) / 1e6 / result.seconds:,.1f} MB/s tokenized this run"
+                if result.seconds > 0 else "")]
+    for e in result.manifest["errors"]:
+        lines.append(f"  ERROR {e['source']}: {e['error']}")
+    return "\n".join(lines)

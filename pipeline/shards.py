@@ -1,0 +1,166 @@
+"""Token shards on disk: atomic writes, per-shard manifest entries, the run manifest, resume.
+
+Layout of an output folder::
+
+    <name>.parquet         token rows (schema TOKENS), zstd
+    <name>.manifest.json   the shard's entry; written last, so it marks the shard complete
+    rejects/<name>.parquet rejected rows with reasons (only with --rejects, only if any)
+    manifest.json          the run manifest; written after every shard: the COMPLETED marker
+
+Every file is written under a temporary name and renamed, so a crash at any moment leaves
+only whole files (plus temporaries that the next run deletes). Nothing written depends on
+time, host or worker count, so a resumed run is byte-identical to an uninterrupted one.
+"""
+import hashlib
+import json
+import os
+import uuid
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS,
+                               check_shard_entry)
+
+from .read import ReadError, shard_name
+from .tokenize import TokenBatch
+
+RUN_MANIFEST = "manifest.json"
+ENTRY_SUFFIX = ".manifest.json"
+TMP_PREFIX = ".tmp-"
+REJECTED_LISTED = 1000  # rejected rows listed by row in an entry; all of them go to --rejects
+
+
+def file_sha256(path, block=1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(block), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def config_hash(config: dict) -> str:
+    """Hash of everything that changes a shard's bytes (tokenizer, markers, columns)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _atomic_write(path, write):
+    """Call ``write(tmp_path)`` then rename onto ``path``; the temporary is removed on error."""
+    folder, base = os.path.split(path)
+    tmp = os.path.join(folder, f"{TMP_PREFIX}{base}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def write_json(path, obj):
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1, sort_keys=True, ensure_ascii=False)
+            f.write("\n")
+    _atomic_write(path, write)
+
+
+def write_parquet(path, table: pa.Table):
+    # One row group per shard (shards are bounded by the reader); no host/time metadata.
+    _atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd",
+                                                    row_group_size=max(1, table.num_rows)))
+
+
+def entry_path(out_dir, name):
+    return os.path.join(out_dir, name + ENTRY_SUFFIX)
+
+
+def load_entry(out_dir, name, config_id):
+    """The entry of a complete shard made with ``config_id``, or None (absent, partial,
+    unreadable or from another configuration)."""
+    try:
+        with open(entry_path(out_dir, name), encoding="utf-8") as f:
+            entry = json.load(f)
+        check_shard_entry(entry)
+    except (OSError, ValueError):
+        return None
+    if entry["config"] != config_id:
+        return None
+    try:
+        if os.path.getsize(os.path.join(out_dir, entry["file"])) != entry["parquet_bytes"]:
+            return None
+    except OSError:
+        return None
+    return entry
+
+
+def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_rejects=False):
+    """Write one shard (Parquet, optional rejects, then the entry) and return its entry."""
+    name = shard_name(tb.source, tb.start, tb.stop)
+    file = name + ".parquet"
+    path = os.path.join(out_dir, file)
+    write_parquet(path, tb.tokens)
+    if write_rejects and tb.rejects.num_rows:
+        os.makedirs(os.path.join(out_dir, "rejects"), exist_ok=True)
+        write_parquet(os.path.join(out_dir, "rejects", file), tb.rejects)
+    t = tb.tokens
+    reasons = tb.rejects.column("reason").to_pylist()
+    listed = tb.rejects.slice(0, REJECTED_LISTED).select(["row", "id", "reason"]).to_pylist()
+    entry = {
+        "shard": name,
+        "file": file,
+        "source": tb.source,
+        "rows": [tb.start, tb.stop],
+        "documents": t.num_rows,
+        "tokens": int(pc.sum(t.column("n_tokens")).as_py() or 0),
+        "bytes": int(pc.sum(t.column("n_bytes")).as_py() or 0),
+        "replaced": int(pc.sum(t.column("replaced")).as_py() or 0),
+        "rejects": {r: reasons.count(r) for r in REJECT_REASONS if r in reasons},
+        "rejected": listed,
+        "input_sha256": tb.input_sha256,
+        "parquet_bytes": os.path.getsize(path),
+        "tokenizer_sha256": tokenizer_sha256,
+        "config": config_id,
+    }
+    check_shard_entry(entry)
+    write_json(entry_path(out_dir, name), entry)
+    return entry
+
+
+def prepare_out_dir(out_dir):
+    """Create ``out_dir``, delete temporaries of killed runs and the old run manifest (so that
+    it again appears only once this run completes)."""
+    os.makedirs(out_dir, exist_ok=True)
+    for folder in (out_dir, os.path.join(out_dir, "rejects")):
+        if os.path.isdir(folder):
+            for f in os.listdir(folder):
+                if f.startswith(TMP_PREFIX):
+                    os.remove(os.path.join(folder, f))
+    if os.path.exists(os.path.join(out_dir, RUN_MANIFEST)):
+        os.remove(os.path.join(out_dir, RUN_MANIFEST))
+
+
+def run_manifest(entries, errors, tokenizer_sha256, config):
+    """The run manifest dict: totals over ``entries`` (sorted by shard), errors by file."""
+    entries = sorted(entries, key=lambda e: e["shard"])
+    errors = sorted(({"source": e.source, "error": e.error} if isinstance(e, ReadError) else e
+                     for e in errors), key=lambda e: (e["source"], e["error"]))
+    rejects = {}
+    for e in entries:
+        for r, n in e["rejects"].items():
+            rejects[r] = rejects.get(r, 0) + n
+    totals = {k: sum(e[k] for e in entries) for k in ("documents", "tokens", "bytes", "replaced")}
+    totals["rejects"] = dict(sorted(rejects.items()))
+    totals["shards"] = len(entries)
+    totals["errors"] = len(errors)
+    return {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "status": "COMPLETED_WITH_ERRORS" if errors else "COMPLETED",
+        "tokenizer_sha256": tokenizer_sha256,
+        "config": config,
+        "totals": totals,
+        "errors": errors,
+        "shards": entries,
+    }

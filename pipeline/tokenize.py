@@ -1,0 +1,164 @@
+"""Tokenizing one ``DocBatch`` into a token table: one kernel call per batch.
+
+Rows are rejected (null or empty text) or kept; kept rows carry their tokens (optionally with
+BOS/EOS ids around them), counts, byte length, U+FFFD replacements and origin. Documents
+longer than ``max_doc_bytes`` go through the tokenizer's ``stream()`` in bounded slices
+instead of the batch call, so one 100 MB document cannot blow up the batch's buffers; the
+stream gives the same ids as a whole-text encode by the tokenizer protocol.
+"""
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpustok._arrow import list_array, utf8_batch
+from corpustok.schemas import REJECTS, TOKENS
+
+from .read import DocBatch
+
+DEFAULT_MAX_DOC_BYTES = 8 << 20
+STREAM_SLICE_BYTES = 1 << 20
+
+
+@dataclass
+class TokenBatch:
+    """Token rows (schema ``TOKENS``) and rejects (schema ``REJECTS``) of one shard range."""
+
+    source: str
+    start: int
+    stop: int
+    tokens: pa.Table
+    rejects: pa.Table
+    input_sha256: str
+
+
+def load_tokenizer(spec):
+    """A tokenizer from ``spec``: a file path (``corpustok.load``) or a zero-argument factory."""
+    if callable(spec):
+        return spec()
+    import corpustok
+    return corpustok.load(spec)
+
+
+def _stream_encode(tok, data: np.ndarray):
+    """Ids of one long UTF-8 document fed to ``tok.stream()`` in slices cut at character
+    starts, and the U+FFFD replacements made for invalid UTF-8. Memory: one slice + the ids."""
+    enc = tok.stream()
+    parts = []
+    replaced = 0
+    n = len(data)
+    i = 0
+    while i < n:
+        j = min(n, i + STREAM_SLICE_BYTES)
+        while j < n and (int(data[j]) & 0xC0) == 0x80 and j > i + 1:  # not inside a character
+            j -= 1
+        raw = data[i:j].tobytes()
+        text = raw.decode("utf-8", "replace")
+        replaced += text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+        parts.append(np.asarray(enc.feed(text), np.int32))
+        i = j
+    parts.append(np.asarray(enc.finish(), np.int32))
+    return np.concatenate(parts), replaced
+
+
+def _add_markers(ids, offsets, bos, eos):
+    """Insert ``bos``/``eos`` around every document (vectorized, no per-document loop)."""
+    nb = 0 if bos is None else 1
+    ne = 0 if eos is None else 1
+    if nb + ne == 0:
+        return ids, offsets
+    n = len(offsets) - 1
+    new_offsets = offsets + np.arange(n + 1, dtype=np.int64) * (nb + ne)
+    out = np.empty(new_offsets[-1], np.int32)
+    if nb:
+        out[new_offsets[:-1]] = bos
+    if ne:
+        out[new_offsets[1:] - 1] = eos
+    lengths = np.diff(offsets)
+    dest = np.repeat(new_offsets[:-1] + nb - offsets[:-1], lengths) + np.arange(len(ids))
+    out[dest] = ids
+    return out, new_offsets
+
+
+def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
+    """``(ids, offsets, replaced, nbytes, valid)`` for an Arrow text array: one batch call,
+    plus a bounded stream per document longer than ``max_doc_bytes``."""
+    batch = utf8_batch(texts)
+    nbytes = np.diff(batch.offsets)
+    huge = np.flatnonzero(nbytes > max_doc_bytes)
+    if len(huge):
+        blank = np.zeros(len(nbytes), bool)
+        blank[huge] = True
+        kept = utf8_batch(pc.if_else(pa.array(blank), pa.scalar(b"" if batch.binary else "",
+                                                                texts.type), texts))
+        ids, offsets, replaced = tok.encode_arrays(kept)
+    else:
+        ids, offsets, replaced = tok.encode_arrays(batch)
+    ids = np.asarray(ids, np.int32)
+    offsets = np.asarray(offsets, np.int64)
+    replaced = np.array(replaced, np.int64)
+    if len(huge):
+        counts = np.diff(offsets)
+        pieces = {}
+        for d in huge:  # few documents; each is one bounded stream
+            doc = batch.data[batch.offsets[d]:batch.offsets[d + 1]]
+            pieces[d], replaced[d] = _stream_encode(tok, doc)
+            counts[d] = len(pieces[d])
+        new_offsets = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=new_offsets[1:])
+        out = np.empty(new_offsets[-1], np.int32)
+        dest = np.repeat(new_offsets[:-1] - offsets[:-1], np.diff(offsets)) + np.arange(len(ids))
+        out[dest] = ids  # the blanked huge documents have no ids here
+        for d, p in pieces.items():
+            out[new_offsets[d]:new_offsets[d + 1]] = p
+        ids, offsets = out, new_offsets
+    return ids, offsets, replaced, nbytes, batch.valid
+
+
+def input_checksum(table: pa.Table) -> str:
+    """sha256 of a batch's ids and texts (lengths included), identifying its input rows."""
+    h = hashlib.sha256()
+    for name in ("id", "text"):
+        col = table.column(name)
+        b = utf8_batch(col.cast(pa.large_string()) if name == "id" else col)
+        h.update(np.diff(b.offsets).astype("<i8").tobytes())
+        h.update(b.data[b.offsets[0]:b.offsets[-1]].tobytes())
+        if b.valid is not None:
+            h.update(np.packbits(b.valid).tobytes())
+    return h.hexdigest()
+
+
+def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
+                   max_doc_bytes=DEFAULT_MAX_DOC_BYTES) -> TokenBatch:
+    """Tokenize one ``DocBatch``; null/empty texts become rejects (with the reader's own)."""
+    t = batch.table
+    n = t.num_rows
+    ids, offsets, replaced, nbytes, valid = encode_documents(tok, t.column("text").combine_chunks(),
+                                                             max_doc_bytes)
+    replaced = replaced + t.column("replaced").to_numpy()
+    null = np.zeros(n, bool) if valid is None else ~valid
+    empty = (nbytes == 0) & ~null
+    keep = ~(null | empty)
+    ids, offsets = _add_markers(ids, offsets, bos, eos)
+    tokens = list_array(offsets, ids)
+    schema = TOKENS if pa.types.is_list(tokens.type) else \
+        TOKENS.set(1, pa.field("tokens", tokens.type, nullable=False))
+    source = pc.take(pa.array([batch.source], pa.string()), pa.array(np.zeros(n, np.int32)))
+    table = pa.Table.from_arrays([t.column("id"), tokens, pa.array(np.diff(offsets)),
+                                  pa.array(nbytes), pa.array(replaced), source, t.column("row")],
+                                 schema=schema)
+    rejects = batch.rejects
+    if not keep.all():
+        drop = ~keep
+        reason = np.where(null[drop], "null_text", "empty_text")
+        rejects = pa.concat_tables([rejects, pa.table({
+            "id": t.column("id").filter(pa.array(drop)),
+            "source": source.filter(pa.array(drop)),
+            "row": t.column("row").filter(pa.array(drop)),
+            "reason": pa.array(reason, pa.string()),
+            "detail": pa.nulls(int(drop.sum()), pa.string())}, schema=REJECTS)])
+        rejects = rejects.sort_by("row")
+        table = table.filter(pa.array(keep))
+    return TokenBatch(batch.source, batch.start, batch.stop, table, rejects, input_checksum(t))

@@ -1,0 +1,201 @@
+"""Beam transforms: ``ReadDocuments``, ``Tokenize``, ``WriteTokenShards``, ``WriteRunManifest``.
+
+Each element is a whole Arrow table (a ``DocBatch``, then a ``TokenBatch``): one kernel call
+per element, no per-document Beam overhead, and no GroupByKey on the hot path (local runners
+would materialize it). The only shuffles move tiny work descriptors (file names, row groups)
+so a parallel runner spreads the reading, and gather the shard entries for the run manifest.
+DoFns hold plain configuration; the tokenizer is built in ``setup()``.
+"""
+import os
+
+import apache_beam as beam
+import pyarrow.compute as pc
+from apache_beam.metrics import Metrics
+
+from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadError, plan_units,
+                   read_unit, shard_name)
+from .shards import RUN_MANIFEST, config_hash, load_entry, run_manifest, write_json, write_shard
+from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
+
+NAMESPACE = "corpustok"
+ERRORS = "errors"
+DONE = "done"
+
+
+def _total(table, column):
+    return int(pc.sum(table.column(column)).as_py() or 0)
+
+
+def _counter(name):
+    return Metrics.counter(NAMESPACE, name)
+
+
+class _PlanUnits(beam.DoFn):
+    def __init__(self, id_column, text_column, shard_bytes, shard_rows):
+        self._args = (id_column, text_column, shard_bytes, shard_rows)
+
+    def process(self, path):
+        try:
+            yield from plan_units(path, *self._args)
+        except READ_ERRORS as e:
+            _counter("read_errors").inc()
+            yield beam.pvalue.TaggedOutput(ERRORS, ReadError(path, f"{type(e).__name__}: {e}"))
+
+
+class _ReadUnit(beam.DoFn):
+    def __init__(self, id_column, text_column, shard_bytes, shard_rows, out_dir, config_id):
+        self._args = (id_column, text_column, shard_bytes, shard_rows)
+        self._out_dir = out_dir
+        self._config_id = config_id
+
+    def process(self, unit):
+        entries = {}
+
+        def is_done(source, start, stop):
+            if self._out_dir is None:
+                return False
+            name = shard_name(source, start, stop)
+            entries[name] = load_entry(self._out_dir, name, self._config_id)
+            return entries[name] is not None
+
+        try:
+            for item in read_unit(unit, *self._args, is_done=is_done):
+                if isinstance(item, tuple):
+                    _counter("shards_skipped").inc()
+                    yield beam.pvalue.TaggedOutput(DONE, entries[shard_name(unit.source, *item)])
+                else:
+                    yield item
+        except READ_ERRORS as e:
+            _counter("read_errors").inc()
+            where = f"row group {unit.row_group}: " if unit.kind == "parquet" else ""
+            yield beam.pvalue.TaggedOutput(
+                ERRORS, ReadError(unit.source, f"{where}{type(e).__name__}: {e}"))
+
+
+class ReadDocuments(beam.PTransform):
+    """Files (Parquet, JSONL, .jsonl.gz, .jsonl.zst) -> ``DocBatch`` elements, one per shard.
+
+    Returns a dict of PCollections: ``batches`` (DocBatch), ``done`` (manifest entries of
+    shards already complete in ``out_dir`` with ``config_id``, which are not read again) and
+    ``errors`` (``ReadError`` per unreadable file or row group; the rest still runs).
+    """
+
+    def __init__(self, files, id_column="id", text_column="text",
+                 shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS, out_dir=None,
+                 config_id=None):
+        super().__init__()
+        self._files = list(files)
+        self._args = (id_column, text_column, shard_bytes, shard_rows)
+        self._out_dir = out_dir
+        self._config_id = config_id
+
+    def expand(self, pbegin):
+        planned = (pbegin
+                   | "Files" >> beam.Create(self._files)
+                   | "Plan" >> beam.ParDo(_PlanUnits(*self._args)).with_outputs(ERRORS,
+                                                                                main="units"))
+        read = (planned.units
+                | "Spread" >> beam.Reshuffle()
+                | "Read" >> beam.ParDo(_ReadUnit(*self._args, self._out_dir, self._config_id))
+                .with_outputs(DONE, ERRORS, main="batches"))
+        errors = (planned[ERRORS], read[ERRORS]) | "Errors" >> beam.Flatten()
+        return {"batches": read.batches, "done": read[DONE], "errors": errors}
+
+
+class Tokenize(beam.DoFn):
+    """``DocBatch`` -> ``TokenBatch``: one tokenizer batch call per element, with counters
+    (documents, bytes, tokens, replaced, rejects.<reason>) and per-batch distributions.
+
+    ``tokenizer``: a tokenizer file path (anything ``corpustok.load`` reads) or a picklable
+    zero-argument factory; it is built once per DoFn instance in ``setup()``.
+    """
+
+    def __init__(self, tokenizer, bos=None, eos=None, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
+        self._spec = tokenizer
+        self._bos = bos
+        self._eos = eos
+        self._max_doc_bytes = max_doc_bytes
+        self._tok = None
+
+    def setup(self):
+        if self._tok is None:  # setup() may run more than once (apache/beam#20098)
+            self._tok = load_tokenizer(self._spec)
+
+    def process(self, batch):
+        tb = tokenize_batch(self._tok, batch, self._bos, self._eos, self._max_doc_bytes)
+        t = tb.tokens
+        ntok = _total(t, "n_tokens")
+        _counter("documents").inc(t.num_rows)
+        _counter("tokens").inc(ntok)
+        _counter("bytes").inc(_total(t, "n_bytes"))
+        _counter("replaced").inc(_total(t, "replaced"))
+        for item in pc.value_counts(tb.rejects.column("reason")).to_pylist():
+            _counter(f"rejects.{item['values']}").inc(item["counts"])
+        Metrics.distribution(NAMESPACE, "batch_documents").update(t.num_rows)
+        Metrics.distribution(NAMESPACE, "batch_tokens").update(ntok)
+        yield tb
+
+
+class _WriteShard(beam.DoFn):
+    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects):
+        self._args = (tokenizer_sha256, config_id, write_rejects)
+        self._out_dir = out_dir
+
+    def process(self, tb):
+        entry = write_shard(self._out_dir, tb, *self._args)
+        _counter("shards_written").inc()
+        yield entry
+
+
+class WriteTokenShards(beam.PTransform):
+    """``TokenBatch`` -> shard files in ``out_dir``; outputs each shard's manifest entry."""
+
+    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects=False):
+        super().__init__()
+        self._dofn = _WriteShard(out_dir, tokenizer_sha256, config_id, write_rejects)
+
+    def expand(self, tokens):
+        return tokens | "Write" >> beam.ParDo(self._dofn)
+
+
+class WriteRunManifest(beam.PTransform):
+    """``(entries, errors)`` -> ``manifest.json``, written once every shard is done (the
+    COMPLETED marker); outputs the manifest dict."""
+
+    def __init__(self, out_dir, tokenizer_sha256, config):
+        super().__init__()
+        self._out_dir = out_dir
+        self._meta = (tokenizer_sha256, config)
+
+    def expand(self, pcolls):
+        entries, errors = pcolls
+        all_errors = errors | "AllErrors" >> beam.combiners.ToList()
+        out_dir = self._out_dir
+        meta = self._meta
+
+        def write(entry_list, error_list):
+            manifest = run_manifest(entry_list, error_list, *meta)
+            write_json(os.path.join(out_dir, RUN_MANIFEST), manifest)
+            return manifest
+
+        return (entries
+                | "AllEntries" >> beam.combiners.ToList()
+                | "WriteManifest" >> beam.Map(write, beam.pvalue.AsSingleton(all_errors)))
+
+
+def tokenize_to_shards(pbegin, files, out_dir, tokenizer, tokenizer_sha256, config, *,
+                       id_column="id", text_column="text", bos=None, eos=None,
+                       shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
+                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False):
+    """The whole tokenize job on a pipeline: read, tokenize, write shards, write the manifest.
+    Returns the PCollection holding the run manifest dict."""
+    config_id = config_hash(config)
+    read = pbegin | "ReadDocuments" >> ReadDocuments(files, id_column, text_column, shard_bytes,
+                                                     shard_rows, out_dir, config_id)
+    written = (read["batches"]
+               | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, bos, eos, max_doc_bytes))
+               | "WriteTokenShards" >> WriteTokenShards(out_dir, tokenizer_sha256, config_id,
+                                                        write_rejects))
+    entries = (written, read["done"]) | "Entries" >> beam.Flatten()
+    return (entries, read["errors"]) | "WriteRunManifest" >> WriteRunManifest(
+        out_dir, tokenizer_sha256, config)

@@ -1,0 +1,347 @@
+"""End-to-end tests of the Beam pipeline: FnApiRunner, multi_processing with 2 workers, rerun,
+bad input. One corpus and one run per runner are shared by many assertions (Beam start-up is
+slow). Expected texts and rows are computed here from Python's codecs and the corpus as built,
+never from the pipeline's own output.
+"""
+import gzip
+import json
+import os
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from corpustok.pipeline.read import shard_name
+from corpustok.pipeline.run import RunResult, tokenize
+from corpustok.pipeline.verify import verify_shards
+from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
+from test_pipeline_double import SymbolTokenizer, reference_symbols
+
+from apache_beam.internal.cloudpickle import cloudpickle
+import test_pipeline_double
+
+# Worker processes cannot import the tests folder: ship the double by value.
+cloudpickle.register_pickle_by_value(test_pipeline_double)
+
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpustok", "data", "udhr_sample.jsonl")
+EOS = 513
+SHARD_BYTES = 20_000
+
+
+def _sample_texts():
+    with open(SAMPLE, encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f]
+
+
+def _replacement_count(raw: bytes) -> int:
+    return raw.decode("utf-8", "replace").count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+
+
+def build_corpus(folder):
+    """Input files plus the expected outcome of every input row:
+    ``{(source, row): ("keep", text, replaced) | ("reject", reason)}``."""
+    texts = _sample_texts()
+    expect = {}
+    files = []
+
+    # Parquet, string text, int ids, 4 row groups; a null and an empty text.
+    a = os.path.join(folder, "a.parquet")
+    at = texts[:300]
+    at[7] = None
+    at[8] = ""
+    pq.write_table(pa.table({"id": pa.array(range(1000, 1300), pa.int64()),
+                             "text": pa.array(at, pa.string()),
+                             "other": pa.array(range(300))}), a, row_group_size=80)
+    for i, t in enumerate(at):
+        expect[(a, i)] = ("reject", "null_text") if t is None else \
+            ("reject", "empty_text") if t == "" else ("keep", t, 0)
+    files.append(a)
+
+    # Parquet, binary text with invalid UTF-8 (counted recovery), custom column names.
+    b = os.path.join(folder, "b.parquet")
+    raws = [t.encode() for t in texts[300:360]]
+    raws[3] = b"caf\xc3 au lait \xff\xfe ok"
+    raws[4] = b"\xed\xa0\x80 lone surrogate bytes, truncated \xe2\x82"
+    pq.write_table(pa.table({"doc": [f"b{i}" for i in range(len(raws))],
+                             "body": pa.array(raws, pa.binary())}), b)
+    for i, r in enumerate(raws):
+        expect[(b, i)] = ("keep", r.decode("utf-8", "replace"), _replacement_count(r))
+    files.append(b)
+
+    # JSONL.gz with bad lines, a lone surrogate escape, blank lines, invalid UTF-8.
+    c = os.path.join(folder, "c.jsonl.gz")
+    lines = [json.dumps({"id": f"c{i}", "text": t}).encode() for i, t in enumerate(texts[360:460])]
+    lines[5] = b'{"id": "c5", "text": "broken'
+    lines[6] = b'{"id": "c6", "text": "lone \\ud800 surrogate"}'
+    lines[7] = b''
+    lines[8] = b'[1, 2]'
+    lines[9] = b'{"id": "c9"}'
+    lines[10] = b'{"id": "c10", "text": null}'
+    lines[11] = b'{"id": "c11", "text": "bad \xff byte"}'
+    lines[12] = b'{"id": "c12", "text": 42}'
+    with gzip.open(c, "wb") as f:
+        f.write(b"\n".join(lines) + b"\n")
+    for i, raw in enumerate(lines):
+        if i in (5,):
+            expect[(c, i)] = ("reject", "bad_json")
+        elif i in (8, 9, 12):
+            expect[(c, i)] = ("reject", "bad_record")
+        elif i == 10:
+            expect[(c, i)] = ("reject", "null_text")
+        elif i == 6:
+            expect[(c, i)] = ("keep", "lone \ufffd surrogate", 1)
+        elif i == 11:
+            expect[(c, i)] = ("keep", "bad \ufffd byte", 1)
+        elif raw:
+            expect[(c, i)] = ("keep", json.loads(raw)["text"], 0)
+    files.append(c)
+
+    # JSONL.zst
+    d = os.path.join(folder, "d.jsonl.zst")
+    body = "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts[460:520]))
+    with open(d, "wb") as f:
+        f.write(zstandard.ZstdCompressor().compress(body.encode()))
+    for i, t in enumerate(texts[460:520]):
+        expect[(d, i)] = ("keep", t, 0)
+    files.append(d)
+    return files, expect
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return build_corpus(str(tmp_path_factory.mktemp("corpus")))
+
+
+def _run(files, out, **kw):
+    return tokenize(files, out, SymbolTokenizer, eos=EOS, shard_bytes=SHARD_BYTES,
+                    write_rejects=True, **kw)
+
+
+def _run_by_columns(files, out, **kw):
+    """Files with the default columns, and b.parquet (doc/body) separately into out/b."""
+    default = [f for f in files if not f.endswith("b.parquet")]
+    other = [f for f in files if f.endswith("b.parquet")]
+    return (_run(default, out, **kw),
+            _run(other, os.path.join(out, "b"), id_column="doc", text_column="body", **kw))
+
+
+@pytest.fixture(scope="module")
+def inmemory(corpus, tmp_path_factory):
+    files, _ = corpus
+    out = str(tmp_path_factory.mktemp("inmemory"))
+    return out, _run_by_columns(files, out)
+
+
+def _folder_bytes(folder):
+    out = {}
+    for root, _, names in os.walk(folder):
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, folder)] = f.read()
+    return out
+
+
+def _shard_rows(folder):
+    """{(source, row): (tokens, replaced)} over every shard, asserting each row appears once."""
+    rows = {}
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".parquet"):
+            continue
+        t = pq.read_table(os.path.join(folder, name))
+        check_table(t, TOKENS, name)
+        for src, row, toks, rep in zip(t.column("source").to_pylist(), t.column("row").to_pylist(),
+                                       t.column("tokens").to_pylist(),
+                                       t.column("replaced").to_pylist()):
+            assert (src, row) not in rows, f"{src} row {row} is in two shards"
+            rows[(src, row)] = (toks, rep)
+    return rows
+
+
+def _reject_rows(folder):
+    rows = {}
+    rej = os.path.join(folder, "rejects")
+    for name in sorted(os.listdir(rej)) if os.path.isdir(rej) else []:
+        t = pq.read_table(os.path.join(rej, name))
+        assert t.schema == REJECTS
+        for r in t.to_pylist():
+            assert (r["source"], r["row"]) not in rows
+            rows[(r["source"], r["row"])] = r["reason"]
+    return rows
+
+
+def test_every_document_once_in_shards_or_rejects(corpus, inmemory):
+    files, expect = corpus
+    out, results = inmemory
+    got = {}
+    rejected = {}
+    for folder in (out, os.path.join(out, "b")):
+        got.update(_shard_rows(folder))
+        rejected.update(_reject_rows(folder))
+    assert not set(got) & set(rejected)
+    assert set(got) | set(rejected) == set(expect)
+    for key, want in expect.items():
+        if want[0] == "reject":
+            assert rejected[key] == want[1], key
+        else:
+            toks, rep = got[key]
+            assert toks == reference_symbols(want[1]) + [EOS], key
+            assert rep == want[2], key
+
+
+def test_shards_decode_to_input_and_manifest(corpus, inmemory):
+    files, expect = corpus
+    out, results = inmemory
+    tok = SymbolTokenizer()
+    for r, folder, cols in zip(results, (out, os.path.join(out, "b")),
+                               (("id", "text"), ("doc", "body"))):
+        assert isinstance(r, RunResult) and r.ok
+        check_run_manifest(r.manifest)
+        v = verify_shards(folder, tok, *cols)
+        assert v.ok, v.problems
+        kept = [k for k, w in expect.items() if w[0] == "keep" and
+                (k[0].endswith("b.parquet") == folder.endswith("b"))]
+        assert v.documents == r.manifest["totals"]["documents"] == len(kept)
+        assert r.counters["documents"] == len(kept)
+        assert r.manifest["totals"]["tokens"] == sum(len(reference_symbols(expect[k][1])) + 1
+                                                     for k in kept)
+        for e in r.manifest["shards"]:  # deterministic names from input file and row range
+            assert e["shard"] == shard_name(e["source"], *e["rows"])
+            assert os.path.exists(os.path.join(folder, e["file"]))
+    totals = results[0].manifest["totals"]
+    assert totals["rejects"] == {"bad_json": 1, "bad_record": 3, "empty_text": 1, "null_text": 2}
+    assert results[0].manifest["totals"]["shards"] > len(results[0].manifest["shards"]) - 1 > 4
+
+
+def test_multi_processing_two_workers_is_byte_identical(corpus, inmemory, tmp_path):
+    files, _ = corpus
+    out, _ = inmemory
+    mp_out = str(tmp_path / "mp")
+    results = _run_by_columns(files, mp_out, workers=2)
+    assert all(r.ok for r in results)
+    assert _folder_bytes(mp_out) == _folder_bytes(out)
+
+
+def test_rerun_skips_complete_shards(corpus, inmemory, tmp_path):
+    files, _ = corpus
+    out, _ = inmemory
+    before = _folder_bytes(out)
+    # Damage one shard's entry: only that shard is redone.
+    victim = sorted(f for f in os.listdir(out) if f.endswith(".manifest.json"))[0]
+    os.remove(os.path.join(out, victim))
+    default = [f for f in files if not f.endswith("b.parquet")]
+    r = _run(default, out)
+    assert r.counters.get("shards_written") == 1
+    assert r.counters.get("shards_skipped") == r.manifest["totals"]["shards"] - 1
+    assert _folder_bytes(out) == before
+
+
+def test_corrupt_inputs_are_named_and_the_rest_completes(corpus, tmp_path):
+    files, _ = corpus
+    bad_pq = tmp_path / "corrupt.parquet"
+    bad_pq.write_bytes(b"PAR1 this is not parquet at all")
+    trunc = tmp_path / "trunc.jsonl.gz"
+    body = gzip.compress("".join(json.dumps({"id": i, "text": f"doc {i} " * 50}) + "\n"
+                                 for i in range(2000)).encode())
+    trunc.write_bytes(body[: len(body) // 2])
+    no_col = tmp_path / "nocol.parquet"
+    pq.write_table(pa.table({"id": [1], "content": ["x"]}), no_col)
+    good = files[0]
+    r = tokenize([good, str(bad_pq), str(trunc), str(no_col)], str(tmp_path / "out"),
+                 SymbolTokenizer, shard_bytes=SHARD_BYTES)
+    assert not r.ok and r.manifest["status"] == "COMPLETED_WITH_ERRORS"
+    errors = {os.path.basename(e["source"]): e["error"] for e in r.manifest["errors"]}
+    assert set(errors) == {"corrupt.parquet", "trunc.jsonl.gz", "nocol.parquet"}
+    assert "missing text column 'text'" in errors["nocol.parquet"]
+    assert "unreadable after line" in errors["trunc.jsonl.gz"]
+    sources = {e["source"] for e in r.manifest["shards"]}
+    assert good in sources and str(trunc) in sources  # what could be read is kept
+    kept = sum(e["documents"] for e in r.manifest["shards"] if e["source"] == str(trunc))
+    assert 0 < kept < 2000
+
+
+def test_long_documents_stream_in_bounded_slices(tmp_path):
+    texts = _sample_texts()
+    big = "".join(texts[:400])  # multilingual, so slices cut inside multi-byte characters
+    p = tmp_path / "long.parquet"
+    pq.write_table(pa.table({"id": ["s", "big", "t"], "text": ["short", big, "tail"]}), p)
+    r = tokenize([str(p)], str(tmp_path / "out"), SymbolTokenizer, max_doc_bytes=1000)
+    assert r.ok
+    rows = _shard_rows(str(tmp_path / "out"))
+    assert rows[(str(p), 1)][0] == reference_symbols(big)
+    assert rows[(str(p), 0)][0] == reference_symbols("short")
+    assert rows[(str(p), 2)][0] == reference_symbols("tail")
+
+
+def test_teststream_streaming_run(corpus, tmp_path):
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
+    from apache_beam.testing.test_stream import TestStream
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from corpustok.pipeline.read import read_documents
+    from corpustok.pipeline.shards import config_hash
+    from corpustok.pipeline.transforms import Tokenize, WriteTokenShards
+
+    files, expect = corpus
+    batches = list(read_documents(files[3], shard_bytes=5000))
+    assert len(batches) > 3
+    stream = TestStream()
+    for i, b in enumerate(batches):
+        stream = stream.add_elements([b]).advance_watermark_to(i + 1)
+    stream = stream.advance_watermark_to_infinity()
+    out = str(tmp_path)
+    opts = PipelineOptions(["--streaming"])
+    with beam.Pipeline(runner=BundleBasedDirectRunner(), options=opts) as p:
+        docs = (p | stream
+                | beam.ParDo(Tokenize(SymbolTokenizer))
+                | WriteTokenShards(out, "test", config_hash({}))
+                | beam.Map(lambda e: (e["shard"], e["documents"])))
+        assert_that(docs, equal_to([(b.name, b.table.num_rows) for b in batches]))
+    rows = _shard_rows(out)
+    assert {k: v[0] for k, v in rows.items()} == {
+        k: reference_symbols(w[1]) for k, w in expect.items() if k[0] == files[3]}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_sigkill_at_random_moment_then_rerun_is_byte_identical(tmp_path):
+    import random
+    import signal
+    import subprocess
+    import time
+
+    texts = _sample_texts()
+    inp = tmp_path / "big.jsonl"
+    with open(inp, "w", encoding="utf-8") as f:
+        for i in range(12000):
+            f.write(json.dumps({"id": i, "text": texts[i % len(texts)]}) + "\n")
+    tests = os.path.dirname(__file__)
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from test_pipeline_double import SymbolTokenizer\n"
+            "from corpustok.pipeline.run import tokenize\n"
+            "tokenize([%r], sys.argv[1], SymbolTokenizer, shard_bytes=50_000, eos=513)\n"
+            % (tests, str(inp)))
+
+    def start(out):
+        return subprocess.Popen([sys.executable, "-c", code, out], start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    clean = str(tmp_path / "clean")
+    t0 = time.perf_counter()
+    assert start(clean).wait(timeout=120) == 0
+    clean_s = time.perf_counter() - t0
+    rng = random.Random()
+    seed = rng.randrange(2**32)
+    rng.seed(seed)
+    resumed = str(tmp_path / "resumed")
+    for _ in range(2):  # two kills at random moments, then a run to the end
+        proc = start(resumed)
+        time.sleep(rng.uniform(0.3, clean_s))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert start(resumed).wait(timeout=120) == 0
+    assert _folder_bytes(resumed) == _folder_bytes(clean), f"seed {seed}"
