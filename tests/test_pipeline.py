@@ -330,18 +330,39 @@ def test_sigkill_at_random_moment_then_rerun_is_byte_identical(tmp_path):
         return subprocess.Popen([sys.executable, "-c", code, out], start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    def entries(out):
+        return {f for f in os.listdir(out) if f.endswith(".manifest.json")} \
+            if os.path.isdir(out) else set()
+
+    def first_shard_time(out, proc):
+        """Seconds until a new shard entry appears in ``out`` (the writing phase)."""
+        t0 = time.perf_counter()
+        old = entries(out)
+        while proc.poll() is None:
+            if entries(out) - old:
+                return time.perf_counter() - t0
+            time.sleep(0.01)
+        return time.perf_counter() - t0
+
     clean = str(tmp_path / "clean")
     t0 = time.perf_counter()
-    assert start(clean).wait(timeout=120) == 0
-    clean_s = time.perf_counter() - t0
+    proc = start(clean)
+    writing_starts = first_shard_time(clean, proc)
+    assert proc.wait(timeout=120) == 0
+    writing = time.perf_counter() - t0 - writing_starts
     rng = random.Random()
     seed = rng.randrange(2**32)
     rng.seed(seed)
     resumed = str(tmp_path / "resumed")
-    for _ in range(2):  # two kills at random moments, then a run to the end
-        proc = start(resumed)
-        time.sleep(rng.uniform(0.3, clean_s))
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    # First kill anywhere in the run (start-up included), second one inside the writing phase.
+    proc = start(resumed)
+    time.sleep(rng.uniform(0, writing_starts + writing))
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc = start(resumed)
+    first_shard_time(resumed, proc)
+    time.sleep(rng.uniform(0, writing))
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
     assert start(resumed).wait(timeout=120) == 0
     assert _folder_bytes(resumed) == _folder_bytes(clean), f"seed {seed}"

@@ -1,0 +1,179 @@
+"""Pipeline throughput and memory: Parquet in, token shards out, against the kernel alone.
+
+Builds Parquet corpora of about 100 MB and 1 GB of text from the shared corpus (documents of
+~4 KB cut at line ends, repeated to size, row groups of ~8 MB), then for each size runs
+``corpustok.pipeline.run.tokenize`` with 1 and 2 workers (FnApiRunner in-memory, and
+multi_processing for 2), each in a fresh subprocess, and reports the median wall time of
+``--runs`` runs, MB/s of input text and the peak RSS of the whole process tree (driver and
+workers, sampled every 50 ms). The kernel's own speed is ``encode_arrays`` on the same tables in
+one process, one core. Targets (issue 4): 2 workers >= 70% of 2x the kernel speed; peak RSS
+flat in input size.
+
+    .venv/bin/python bench/pipeline.py [--tokenizer FILE] [--sizes 100,1000] [--runs 3]
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_TOKENIZER = os.path.join(SHARED, "vocab", "bert-base-uncased", "vocab.txt")
+DOC_BYTES = 4096
+ROW_GROUP_BYTES = 8 << 20
+
+
+def corpus_documents():
+    """Documents of ~DOC_BYTES cut at line ends from every shared corpus file."""
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    from conftest import read_xz_text, shared_corpus_files
+    docs = []
+    for path in shared_corpus_files():
+        text = read_xz_text(path)
+        i = 0
+        while i < len(text):
+            j = text.find("\n", i + DOC_BYTES)
+            j = len(text) if j < 0 else j + 1
+            docs.append(text[i:j])
+            i = j
+    if not docs:
+        sys.exit("bench/pipeline.py needs ../shared/data/corpus")
+    return docs
+
+
+def build_input(folder, megabytes, docs):
+    """One Parquet file of ~``megabytes`` MB of text (row groups of ~ROW_GROUP_BYTES)."""
+    path = os.path.join(folder, f"corpus-{megabytes}MB.parquet")
+    if os.path.exists(path):
+        return path
+    sizes = np.array([len(d.encode()) for d in docs])
+    target = megabytes * 1_000_000
+    reps = int(np.ceil(target / sizes.sum()))
+    per_group = max(1, int(ROW_GROUP_BYTES / sizes.mean()))
+    tmp = path + ".tmp"
+    with pq.ParquetWriter(tmp, pa.schema([("id", pa.int64()), ("text", pa.string())]),
+                          compression="zstd") as w:
+        written = row = 0
+        for _ in range(reps):
+            for a in range(0, len(docs), per_group):
+                chunk = docs[a:a + per_group]
+                if written >= target:
+                    break
+                w.write_table(pa.table({"id": pa.array(range(row, row + len(chunk)), pa.int64()),
+                                        "text": chunk}), row_group_size=len(chunk))
+                row += len(chunk)
+                written += int(sizes[a:a + per_group].sum())
+    os.replace(tmp, path)
+    return path
+
+
+def kernel_mbps(tokenizer, path, runs):
+    """Median MB/s of ``encode_arrays`` over the file's row groups, one process."""
+    import corpustok
+    from corpustok._arrow import utf8_batch
+    tok = corpustok.load(tokenizer)
+    pf = pq.ParquetFile(path)
+    groups = [utf8_batch(pf.read_row_group(i, columns=["text"]).column(0))
+              for i in range(min(pf.num_row_groups, 12))]
+    nbytes = sum(int(b.offsets[-1] - b.offsets[0]) for b in groups)
+    tok.encode_arrays(groups[0])  # compile / warm
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for b in groups:
+            tok.encode_arrays(b)
+        times.append(time.perf_counter() - t0)
+    return nbytes / 1e6 / statistics.median(times)
+
+
+def _tree_rss(root):
+    """Summed RSS (bytes) of ``root``'s session (the driver and its worker processes)."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) != root:  # session id
+                continue
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def run_child(tokenizer, path, out, workers):
+    """Run the pipeline in a new session; returns (seconds, peak tree RSS bytes, text bytes)."""
+    code = ("import json, sys\n"
+            "from corpustok.pipeline.run import tokenize\n"
+            "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))\n"
+            "print(json.dumps({'ok': r.ok, 'bytes': r.manifest['totals']['bytes'], "
+            "'seconds': r.seconds}))\n")
+    shutil.rmtree(out, ignore_errors=True)
+    proc = subprocess.Popen([sys.executable, "-c", code, path, out, tokenizer, str(workers)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True, text=True)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss(proc.pid))
+        time.sleep(0.05)
+    res = json.loads(proc.stdout.read().strip().splitlines()[-1])
+    if proc.returncode or not res["ok"]:
+        sys.exit(f"pipeline run failed: {res}")
+    return res["seconds"], peak, res["bytes"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tokenizer", default=DEFAULT_TOKENIZER,
+                    help="tokenizer file (default: the shared BERT uncased vocab.txt)")
+    ap.add_argument("--sizes", default="100,1000", help="input sizes in MB")
+    ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median)")
+    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "corpustok-bench"),
+                    help="folder for the generated inputs and outputs")
+    args = ap.parse_args()
+    import apache_beam
+    import numba
+    os.makedirs(args.work, exist_ok=True)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
+    print(f"python {platform.python_version()}, numba {numba.__version__}, pyarrow "
+          f"{pa.__version__}, apache-beam {apache_beam.__version__}")
+    print(f"tokenizer: {args.tokenizer}; median of {args.runs} runs; FnApiRunner (1 worker "
+          "in-process, 2 workers multi_processing)")
+    docs = corpus_documents()
+    rows = []
+    for mb in (int(s) for s in args.sizes.split(",")):
+        path = build_input(args.work, mb, docs)
+        kern = kernel_mbps(args.tokenizer, path, args.runs)
+        for workers in (1, 2):
+            results = [run_child(args.tokenizer, path, os.path.join(args.work, "out"), workers)
+                       for _ in range(args.runs)]
+            secs = statistics.median(r[0] for r in results)
+            peak = max(r[1] for r in results)
+            mbps = results[0][2] / 1e6 / secs
+            rows.append((mb, results[0][2] / 1e6, workers, secs, mbps, kern, peak / 2**20))
+            print(f"  {mb} MB, {workers} worker(s): {secs:.1f} s, {mbps:.1f} MB/s, peak RSS "
+                  f"{peak / 2**20:,.0f} MiB", flush=True)
+    print()
+    print("| input | text MB | workers | wall s | pipeline MB/s | kernel MB/s (1 core) | "
+          "pipeline / (workers x kernel) | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mb, text_mb, w, secs, mbps, kern, peak in rows:
+        print(f"| {mb} MB | {text_mb:,.0f} | {w} | {secs:.1f} | {mbps:.1f} | {kern:.1f} | "
+              f"{mbps / (w * kern):.0%} | {peak:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

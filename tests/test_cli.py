@@ -1,0 +1,100 @@
+"""The ``corpustok`` command line: help, exit codes, error messages, WordPiece end to end
+(ids compared with HF ``tokenizers``), encode/decode."""
+import argparse
+import gzip
+import json
+import os
+
+import pyarrow.parquet as pq
+import pytest
+
+from corpustok.pipeline.cli import _parser, main
+from conftest import TEST_DATA
+
+BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpustok", "data", "udhr_sample.jsonl")
+
+
+def _hf():
+    from tokenizers import Tokenizer
+    hf = Tokenizer.from_file(str(TEST_DATA / "bert-base-uncased" / "tokenizer.json"))
+    hf.no_padding()
+    hf.no_truncation()
+    return hf
+
+
+def _subparsers():
+    parser = _parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices
+
+
+def test_help_explains_every_option(capsys):
+    subs = _subparsers()
+    assert set(subs) == {"train", "tokenize", "encode", "decode", "main"}
+    for name, sub in subs.items():
+        assert sub.description, name
+        for action in sub._actions:
+            assert action.help and len(action.help) > 10, (name, action.dest)
+    with pytest.raises(SystemExit) as e:
+        main(["tokenize", "--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    for flag in ("--tokenizer", "--out", "--text-column", "--id-column", "--eos", "--bos",
+                 "--shard-mb", "--workers", "--rejects", "FlinkRunner", "DataflowRunner"):
+        assert flag in text
+
+
+def test_bad_arguments_exit_2_with_a_clear_message(tmp_path, capsys):
+    assert main(["tokenize", str(tmp_path / "nothing*.parquet"), "--tokenizer", BERT_VOCAB,
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "no input file matches" in capsys.readouterr().err
+    bad = tmp_path / "tok.json"
+    bad.write_text('{"format": "corpustok", "type": "unigram"}')
+    assert main(["tokenize", SAMPLE, "--tokenizer", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "unknown corpustok tokenizer type 'unigram'" in capsys.readouterr().err
+    bad.write_text('{"format": "corpustok", ')
+    assert main(["encode", "--tokenizer", str(bad), "x"]) == 2
+    assert "not a tokenizer file" in capsys.readouterr().err
+    assert main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
+                 "--eos", "[NOPE]"]) == 2
+    assert "'[NOPE]' is not a token of this tokenizer" in capsys.readouterr().err
+
+
+def test_tokenize_wordpiece_end_to_end_matches_hf(tmp_path, capsys):
+    hf = _hf()
+    with open(SAMPLE, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f][:400]
+    inp = tmp_path / "docs.jsonl.gz"
+    with gzip.open(inp, "wt", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps({"key": r["id"], "body": r["text"]}) + "\n")
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"not parquet")
+    out = tmp_path / "out"
+    code = main(["tokenize", str(inp), str(corrupt), "--tokenizer", BERT_VOCAB, "--out", str(out),
+                 "--id-column", "key", "--text-column", "body", "--eos", "[SEP]",
+                 "--bos", "[CLS]", "--shard-mb", "0.05", "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 1  # the corrupt file is reported, the rest completes
+    assert f"ERROR {corrupt}" in printed and "documents  400" in printed
+    rows = {}
+    for name in os.listdir(out):
+        if name.endswith(".parquet"):
+            for r in pq.read_table(out / name).to_pylist():
+                rows[r["row"]] = r
+    assert sorted(rows) == list(range(400))
+    want = hf.encode_batch([r["text"] for r in records])  # adds [CLS] ... [SEP]
+    for i, enc in enumerate(want):
+        assert rows[i]["tokens"] == enc.ids, records[i]["id"]
+        assert rows[i]["id"] == records[i]["id"]
+
+
+def test_encode_decode(tmp_path, capsys):
+    assert main(["encode", "--tokenizer", BERT_VOCAB, "Hello, world!", "naïve café"]) == 0
+    hf = _hf()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [" ".join(map(str, hf.encode(t, add_special_tokens=False).ids))
+                     for t in ("Hello, world!", "naïve café")]
+    assert main(["decode", "--tokenizer", BERT_VOCAB] + lines[0].split()) == 0
+    assert capsys.readouterr().out.strip() == hf.decode(list(map(int, lines[0].split())))
