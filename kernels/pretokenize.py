@@ -26,7 +26,7 @@ SPACE = 4
 LOOKAHEAD = 2  # code points beyond a chunk end that the decision may read
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)  # no refcounting: it is called once per chunk
 def chunk_end(data, i, end, cls):
     """End (byte position) of the GPT-2 chunk starting at ``data[i]``, ``i < end``.
 
@@ -38,7 +38,7 @@ def chunk_end(data, i, end, cls):
     """
     cp = np.int64(data[i])
     n = 1
-    if cp >= 0x80:  # ASCII is read directly; the decoder only for the rest (much faster)
+    if cp >= 0x80:  # ASCII is read directly, the decoder only runs for the rest
         cp, n, bad = utf8_step(data, i, end)
     j = i + n
     if cp == 0x27 and j < end:  # contractions: ASCII bytes, compared directly
@@ -59,7 +59,7 @@ def chunk_end(data, i, end, cls):
         if cls[cp1] != SPACE:
             kind = cls[cp1]
             j += n1
-    if kind != SPACE:  # one loop for every run; kept inline (a helper call was 3x slower)
+    if kind != SPACE:  # one loop serves letter, number and other runs
         while j < end:
             cp = np.int64(data[j])
             n = 1
