@@ -1,0 +1,440 @@
+"""BytePairTokenizer: byte-level BPE on the ``ube``, ``utf8`` or ``utf16`` substrate.
+
+Text is split with the GPT-2 pre-tokenizer, each chunk becomes the substrate's base symbols
+(:mod:`corpustok.ube`) and the merges are applied by rank, exactly as HF's BPE model applies
+them. Ids are whatever the vocabulary says; decoding is lossless for every valid text and
+follows Python's ``errors="replace"`` for id sequences that do not form valid text.
+"""
+import json
+import os
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+from . import FILE_FORMAT
+from ._arrow import list_array, string_array, utf8_batch
+from .kernels.bpe import CACHE_IDS, CACHE_KEY, build_pair_table, encode_docs, expand_ids, stitch_text
+from .kernels.ube import decode_symbols
+from .pretokenize import gpt2_classes
+from .ube import SYMBOL_STRINGS, StreamDecoder, _str_to_symbols, alphabet, substrate_code
+
+__all__ = ["BytePairTokenizer"]
+
+DEFAULT_CACHE_SIZE = 1 << 14  # chunk-cache slots per thread (~5 MB), as HF's 10k words
+
+
+class BytePairTokenizer:
+    """Byte-level BPE tokenizer.
+
+    ``vocab`` maps token strings (base-symbol strings, see :data:`corpustok.ube.SYMBOL_STRINGS`,
+    and the special tokens) to ids; ``merges`` lists ``(left, right)`` symbol-string pairs in
+    rank order; ``special_tokens`` names the vocabulary entries that are literal text (decoded
+    as themselves, matched in text only with ``recognize_special=True``). ``cache_size`` is
+    the number of chunk-cache slots (a power of two) each thread keeps.
+    """
+
+    def __init__(self, vocab, merges, substrate="ube", special_tokens=(),
+                 cache_size=DEFAULT_CACHE_SIZE):
+        self._code = substrate_code(substrate)
+        self._substrate = substrate
+        if not isinstance(vocab, dict):
+            raise TypeError(f"vocab must be a dict of token string -> id, got "
+                            f"{type(vocab).__name__}")
+        for tok, i in vocab.items():
+            if not isinstance(tok, str) or isinstance(i, bool) or not isinstance(i, int) or i < 0:
+                raise ValueError(f"vocab entry {tok!r}: {i!r}: expected a str token and a "
+                                 "non-negative int id")
+        specials = list(special_tokens)
+        for s in specials:
+            if s not in vocab:
+                raise ValueError(f"special token {s!r} is not in the vocabulary; add it to "
+                                 "vocab with its id")
+        if cache_size < 1 or cache_size & (cache_size - 1):
+            raise ValueError(f"cache_size must be a power of two, got {cache_size}")
+        self._vocab = dict(vocab)
+        self._specials = specials
+        self._cache_size = cache_size
+        size = max(vocab.values(), default=-1) + 1
+        id_to_tok = [None] * size
+        for tok, i in vocab.items():
+            if id_to_tok[i] is not None:
+                raise ValueError(f"id {i} is used by both {id_to_tok[i]!r} and {tok!r}")
+            id_to_tok[i] = tok
+        self._id_to_tok = id_to_tok
+        self._build_tables(specials)
+        self._merges = self._build_merges(merges)
+        self._local = threading.local()
+
+    # ---- construction ------------------------------------------------------------------------
+    def _build_tables(self, specials):
+        size = len(self._id_to_tok)
+        symbols = set(alphabet(self._substrate))
+        special_set = set(specials)
+        self._exists = np.zeros(size, bool)
+        self._is_special = np.zeros(size, bool)
+        lengths = np.zeros(size, np.int64)
+        sp_lengths = np.zeros(size, np.int64)
+        parts, sp_parts = [], []
+        for i, tok in enumerate(self._id_to_tok):
+            if tok is None:
+                continue
+            self._exists[i] = True
+            if tok in special_set:
+                self._is_special[i] = True
+                b = tok.encode("utf-8", "surrogatepass")
+                sp_parts.append(b)
+                sp_lengths[i] = len(b)
+            elif symbols.issuperset(tok):
+                parts.append(tok)
+                lengths[i] = len(tok)
+            else:
+                bad = next(c for c in tok if c not in symbols)
+                raise ValueError(f"vocab token {tok!r} (id {i}) holds {bad!r} (U+{ord(bad):04X}), "
+                                 f"which is no symbol of the {self._substrate!r} substrate; list "
+                                 "it in special_tokens if it is literal text")
+        self._tok_sym = _str_to_symbols("".join(parts), self._substrate)
+        self._tok_off = np.zeros(size + 1, np.int64)
+        np.cumsum(lengths, out=self._tok_off[1:])
+        self._sp_text = np.frombuffer(b"".join(sp_parts), np.uint8)
+        self._sp_off = np.zeros(size + 1, np.int64)
+        np.cumsum(sp_lengths, out=self._sp_off[1:])
+        self._sym_id = np.array([self._vocab.get(s, -1) for s in SYMBOL_STRINGS], np.int32)
+        # special-token matcher tables (longest first is not needed: the kernel keeps the longest)
+        enc = [s.encode("utf-8", "surrogatepass") for s in specials]
+        self._sp_data = np.frombuffer(b"".join(enc), np.uint8) if enc else np.zeros(1, np.uint8)
+        self._sp_match_off = np.zeros(len(enc) + 1, np.int64)
+        np.cumsum([len(b) for b in enc], out=self._sp_match_off[1:])
+        self._sp_id = np.array([self._vocab[s] for s in specials], np.int32)
+        self._sp_first = np.zeros(256, bool)
+        for b in enc:
+            if b:
+                self._sp_first[b[0]] = True
+        self._sp_bytes = [b for b in enc if b]
+
+    def _build_merges(self, merges):
+        pairs = []
+        left = np.empty(len(merges), np.int64)
+        right = np.empty(len(merges), np.int64)
+        new = np.empty(len(merges), np.int64)
+        for k, pair in enumerate(merges):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                    and all(isinstance(p, str) for p in pair)):
+                raise ValueError(f"merges[{k}] = {pair!r}: expected a pair of token strings")
+            a, b = pair
+            for part in (a, b, a + b):
+                if part not in self._vocab or part in self._specials:
+                    raise ValueError(f"merges[{k}] = ({a!r}, {b!r}): {part!r} is not a "
+                                     "(non-special) vocabulary token; merges and vocab must "
+                                     "come from the same training run")
+            left[k], right[k], new[k] = self._vocab[a], self._vocab[b], self._vocab[a + b]
+            pairs.append((a, b))
+        self._pair_keys, self._pair_vals = build_pair_table(left, right, new)
+        return pairs
+
+    def _cache(self):
+        """This thread's chunk cache: flat arrays the kernel reads and fills."""
+        c = getattr(self._local, "cache", None)
+        if c is None:
+            n = self._cache_size
+            meta = np.zeros((n, 5), np.int64)  # hash, bytes (-1: empty), ids, U+FFFD, uses
+            meta[:, 1] = -1
+            c = (meta, np.zeros(n * CACHE_KEY, np.uint8), np.zeros(n * CACHE_IDS, np.int32))
+            self._local.cache = c
+        return c
+
+    # ---- training and interchange -----------------------------------------------------------
+    @classmethod
+    def train(cls, texts, vocab_size, substrate="ube", min_frequency=0, special_tokens=()):
+        """Train on an iterable of ``str`` with HF ``BpeTrainer`` semantics (see
+        :func:`corpustok.bpe_train.train`): specials first, then the substrate alphabet in
+        code point order, then merges; ties go to the smallest ``(left_id, right_id)``."""
+        from .bpe_train import train
+
+        vocab, merges = train(texts, vocab_size, substrate=substrate,
+                              min_frequency=min_frequency, special_tokens=special_tokens)
+        return cls(vocab, merges, substrate=substrate, special_tokens=special_tokens)
+
+    def to_dict(self):
+        """JSON-able form: ``{"format": "corpustok", "type": "bpe", ...}``."""
+        return {"format": FILE_FORMAT, "type": "bpe", "version": 1,
+                "substrate": self._substrate, "pre_tokenizer": "gpt2",
+                "special_tokens": list(self._specials), "vocab": dict(self._vocab),
+                "merges": [list(p) for p in self._merges]}
+
+    @classmethod
+    def from_dict(cls, d):
+        """Inverse of :meth:`to_dict`."""
+        if not isinstance(d, dict) or d.get("format") != FILE_FORMAT or d.get("type") != "bpe":
+            raise ValueError("not a corpustok BPE tokenizer: expected a dict with "
+                             f"\"format\": \"{FILE_FORMAT}\" and \"type\": \"bpe\"")
+        missing = [k for k in ("substrate", "vocab", "merges") if k not in d]
+        if missing:
+            raise ValueError(f"corpustok BPE tokenizer lacks the key(s) {missing}")
+        if d.get("pre_tokenizer", "gpt2") != "gpt2":
+            raise ValueError(f"unknown pre_tokenizer {d['pre_tokenizer']!r} (expected 'gpt2')")
+        return cls(d["vocab"], [tuple(p) if isinstance(p, list) else p for p in d["merges"]],
+                   substrate=d["substrate"], special_tokens=d.get("special_tokens", ()))
+
+    def save(self, path):
+        """Write :meth:`to_dict` as JSON; read it back with :func:`corpustok.load`."""
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, ensure_ascii=False)
+
+    @classmethod
+    def from_hf(cls, path, merges_txt=None):
+        """Load an HF ``tokenizer.json`` with a ByteLevel BPE model, or (two arguments) a
+        GPT-2 style ``vocab.json`` + ``merges.txt``. Both are the ``utf8`` substrate; vocab
+        entries that are not byte-level symbol strings (``<|endoftext|>``) and HF added tokens
+        become special tokens."""
+        if merges_txt is not None:
+            return cls._from_gpt2_files(os.fspath(path), os.fspath(merges_txt))
+        path = os.fspath(path)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        model = doc.get("model") if isinstance(doc, dict) else None
+        if not isinstance(model, dict) or model.get("type") != "BPE":
+            raise ValueError(f"{path}: not an HF tokenizer.json with a BPE model")
+        for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
+            if model.get(key):
+                raise ValueError(f"{path}: model.{key} = {model[key]!r} is not supported "
+                                 "(byte-level BPE has none)")
+        if model.get("ignore_merges") or model.get("byte_fallback"):
+            raise ValueError(f"{path}: model.ignore_merges/byte_fallback are not supported")
+        if doc.get("normalizer") is not None:
+            raise ValueError(f"{path}: a normalizer ({doc['normalizer'].get('type')}) is not "
+                             "supported; corpustok BPE reads raw text")
+        pre = doc.get("pre_tokenizer") or {}
+        if pre.get("type") != "ByteLevel" or pre.get("add_prefix_space") or \
+                not pre.get("use_regex", True):
+            raise ValueError(f"{path}: pre_tokenizer {pre!r} is not supported; expected "
+                             "ByteLevel with add_prefix_space=false and use_regex=true")
+        vocab = dict(model.get("vocab") or {})
+        merges = []
+        for k, m in enumerate(model.get("merges") or []):
+            pair = m.split(" ") if isinstance(m, str) else m
+            if len(pair) != 2:
+                raise ValueError(f"{path}: model.merges[{k}] = {m!r} is not a pair")
+            merges.append(tuple(pair))
+        specials = []
+        for t in doc.get("added_tokens") or []:
+            vocab.setdefault(t["content"], t["id"])
+            if vocab[t["content"]] != t["id"]:
+                raise ValueError(f"{path}: added token {t['content']!r} has id {t['id']} but "
+                                 f"the model vocab says {vocab[t['content']]}")
+            specials.append(t["content"])
+        return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+
+    @classmethod
+    def _from_gpt2_files(cls, vocab_json, merges_txt):
+        with open(vocab_json, encoding="utf-8") as f:
+            vocab = json.load(f)
+        if not isinstance(vocab, dict):
+            raise ValueError(f"{vocab_json}: expected a JSON object of token -> id")
+        merges = []
+        with open(merges_txt, encoding="utf-8") as f:
+            for line_no, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if not line or (line_no == 1 and line.startswith("#version")):
+                    continue
+                pair = line.split(" ")
+                if len(pair) != 2:
+                    raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not "
+                                     "'<left> <right>'")
+                merges.append(tuple(pair))
+        # Specials: entries that are neither a base symbol nor made by a merge (GPT-2's
+        # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
+        made = set(alphabet("utf8")) | {a + b for a, b in merges}
+        specials = [t for t in vocab if t not in made]
+        return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+
+    def __getstate__(self):
+        return self.to_dict() | {"cache_size": self._cache_size}
+
+    def __setstate__(self, d):
+        d = dict(d)
+        size = d.pop("cache_size", DEFAULT_CACHE_SIZE)
+        other = type(self).from_dict(d)
+        other._cache_size = size
+        self.__dict__.update(other.__dict__)
+
+    # ---- vocabulary -------------------------------------------------------------------------
+    @property
+    def substrate(self):
+        return self._substrate
+
+    @property
+    def vocab(self):
+        """Token string -> id (a copy)."""
+        return dict(self._vocab)
+
+    @property
+    def merges(self):
+        """Merges in rank order as ``(left, right)`` symbol-string pairs (a copy)."""
+        return list(self._merges)
+
+    @property
+    def special_tokens(self):
+        return list(self._specials)
+
+    @property
+    def vocab_size(self):
+        return len(self._vocab)
+
+    def token_to_id(self, token):
+        return self._vocab.get(token)
+
+    def id_to_token(self, i):
+        return self._id_to_tok[i] if 0 <= i < len(self._id_to_tok) else None
+
+    # ---- encoding ---------------------------------------------------------------------------
+    def _encode(self, data, offsets, recognize_special, final):
+        return encode_docs(data, offsets, self._code, gpt2_classes(), self._sym_id,
+                           self._pair_keys, self._pair_vals, *self._cache(),
+                           self._sp_data, self._sp_match_off, self._sp_id, self._sp_first,
+                           bool(recognize_special) and len(self._specials) > 0, final)
+
+    def encode_arrays(self, batch, *, recognize_special=False):
+        """One kernel call over a :class:`corpustok._arrow.Utf8Batch`: ``(ids int32, offsets
+        int64 [n+1], replaced int64 [n])``, ``replaced`` counting U+FFFD substitutions."""
+        ids, offsets, replaced, _ = self._encode(batch.data, batch.offsets,
+                                                 recognize_special, True)
+        if batch.replaced is not None:
+            replaced += batch.replaced
+        return ids, offsets, replaced
+
+    def encode_batch(self, texts, *, recognize_special=False):
+        """Ids of a batch (list of ``str``/None or an Arrow string/binary array) as a
+        ``pyarrow.ListArray`` of int32; null texts give null lists."""
+        batch = utf8_batch(texts)
+        ids, offsets, _ = self.encode_arrays(batch, recognize_special=recognize_special)
+        return list_array(offsets, ids, batch.valid)
+
+    def encode(self, text, *, recognize_special=False):
+        """Ids of one text. Special tokens are plain text unless ``recognize_special``."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        batch = utf8_batch([text])
+        ids, _, _ = self.encode_arrays(batch, recognize_special=recognize_special)
+        return ids.tolist()
+
+    def stream(self, *, recognize_special=False):
+        """Incremental encoder: ``feed(str) -> list[int]``, ``finish() -> list[int]``; the
+        concatenated output equals :meth:`encode` of the concatenated text."""
+        return _StreamEncoder(self, recognize_special)
+
+    # ---- decoding ---------------------------------------------------------------------------
+    def _check_ids(self, ids):
+        bad = (ids < 0) | (ids >= len(self._exists))
+        if not bad.any():
+            bad = ~self._exists[ids]
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"ids[{k}] = {int(ids[k])} is not a token id of this vocabulary "
+                             f"(size {self.vocab_size})")
+
+    def _decode_arrays(self, ids, doc_off):
+        self._check_ids(ids)
+        symbols, seg_off = expand_ids(ids, doc_off, self._tok_sym, self._tok_off,
+                                      self._is_special)
+        seg_text = np.empty(3 * len(symbols), np.uint8)
+        seg_text_off = np.empty(len(seg_off), np.int64)
+        replaced = np.empty(len(seg_off) - 1, np.int64)
+        n = decode_symbols(symbols, seg_off, self._code, seg_text, seg_text_off, replaced)
+        return stitch_text(ids, doc_off, self._is_special, self._sp_text, self._sp_off,
+                           seg_text[:n], seg_text_off)
+
+    def decode(self, ids):
+        """Text of a sequence of ids (lossless for ids from :meth:`encode`; malformed byte
+        sequences give U+FFFD as ``bytes.decode(errors="replace")``). Specials decode as
+        their text."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        text, _ = self._decode_arrays(ids, np.array([0, len(ids)], np.int64))
+        return text.tobytes().decode("utf-8")
+
+    def decode_batch(self, lists):
+        """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
+        if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
+            lists = pa.array(lists, pa.list_(pa.int64()))
+        if isinstance(lists, pa.ChunkedArray):
+            lists = lists.combine_chunks()
+        offsets = lists.offsets.to_numpy().astype(np.int64)
+        ids = lists.values.to_numpy(zero_copy_only=False).astype(np.int64)
+        ids = ids[offsets[0]:offsets[-1]]
+        offsets = offsets - offsets[0]
+        valid = lists.is_valid().to_numpy(zero_copy_only=False) if lists.null_count else None
+        text, text_off = self._decode_arrays(ids, offsets)
+        return string_array(text_off, text, valid).to_pylist()
+
+    def decode_stream(self):
+        """Incremental decoder: ``feed(ids) -> str``, ``finish() -> str``; constant work per
+        token, and the concatenated output equals :meth:`decode` of all ids."""
+        return _StreamDecoder(self)
+
+    def __repr__(self):
+        return (f"BytePairTokenizer(substrate={self._substrate!r}, vocab_size={self.vocab_size}, "
+                f"merges={len(self._merges)}, special_tokens={len(self._specials)})")
+
+
+class _StreamEncoder:
+    """Holds back only the text whose chunks may still change: the last chunk plus the
+    pre-tokenizer's lookahead, and a tail that could begin a special token."""
+
+    def __init__(self, tok, recognize_special):
+        self._tok = tok
+        self._recognize = recognize_special and bool(tok._sp_bytes)
+        self._buf = b""
+
+    def _held_from(self, data):
+        """Earliest position where a special token might begin but is cut off by the end."""
+        held = len(data)
+        if self._recognize:
+            for sp in self._tok._sp_bytes:
+                for k in range(1, len(sp)):
+                    if len(data) - k < held and data.endswith(sp[:k]):
+                        held = len(data) - k
+        return held
+
+    def feed(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        batch = utf8_batch([text])
+        data = self._buf + batch.data[batch.offsets[0]:batch.offsets[1]].tobytes()
+        held = self._held_from(data)
+        arr = np.frombuffer(data, np.uint8) if data else np.zeros(1, np.uint8)
+        ids, _, _, stop = self._tok._encode(arr, np.array([0, held], np.int64),
+                                            self._recognize, False)
+        self._buf = data[stop:]
+        return ids.tolist()
+
+    def finish(self):
+        data, self._buf = self._buf, b""
+        arr = np.frombuffer(data, np.uint8) if data else np.zeros(1, np.uint8)
+        ids, _, _, _ = self._tok._encode(arr, np.array([0, len(data)], np.int64),
+                                         self._recognize, True)
+        return ids.tolist()
+
+
+class _StreamDecoder:
+    """Ids -> text through :class:`corpustok.ube.StreamDecoder`; a special token ends both
+    byte buffers, then its text follows."""
+
+    def __init__(self, tok):
+        self._tok = tok
+        self._dec = StreamDecoder(tok.substrate)
+
+    def feed(self, ids):
+        tok = self._tok
+        ids = np.asarray([ids] if np.isscalar(ids) else ids, dtype=np.int64).reshape(-1)
+        tok._check_ids(ids)
+        symbols, seg_off = expand_ids(ids, np.array([0, len(ids)], np.int64), tok._tok_sym,
+                                      tok._tok_off, tok._is_special)
+        out = [self._dec.feed(symbols[seg_off[0]:seg_off[1]])]
+        for g, t in enumerate(ids[tok._is_special[ids]].tolist(), 1):
+            out.append(self._dec.flush())
+            out.append(tok._id_to_tok[t])
+            out.append(self._dec.feed(symbols[seg_off[g]:seg_off[g + 1]]))
+        return "".join(out)
+
+    def finish(self):
+        return self._dec.finish()

@@ -1,0 +1,409 @@
+"""BytePairTokenizer encode/decode against HF tokenizers, tiktoken, Python codecs and
+pure-Python references of the merge kernels."""
+import json
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import corpustok
+from corpustok import ube
+from corpustok.bpe import BytePairTokenizer
+from corpustok.kernels.bpe import build_pair_table, merge_long, merge_short
+from corpustok.pretokenize import GPT2_PATTERN
+
+from conftest import TEST_DATA, read_xz_text, shared_corpus_files
+
+GPT2 = TEST_DATA / "gpt2"
+SAMPLE = (TEST_DATA / "bpe_sample.txt").read_bytes().decode("utf-8")
+SUBSTRATES = ("utf8", "utf16", "ube")
+SPECIALS = ("<|endoftext|>", "<pad>", "<pad><pad>")
+
+
+# --- references (tests only) -------------------------------------------------------------
+def ref_merge(seq, ranks):
+    """GPT-2's ``bpe()`` on ids: merge every occurrence of the lowest-rank pair, repeat."""
+    seq = list(seq)
+    while True:
+        found = [(ranks[p][0], p) for p in zip(seq, seq[1:]) if p in ranks]
+        if not found:
+            return seq
+        _, (a, b) = min(found)
+        out, i = [], 0
+        while i < len(seq):
+            if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
+                out.append(ranks[(a, b)][1])
+                i += 2
+            else:
+                out.append(seq[i])
+                i += 1
+        seq = out
+
+
+def ref_decode(tok, ids):
+    """Python codecs on maximal runs of one alphabet; specials end a run and are literal."""
+    codec = "utf-16-le" if tok.substrate == "utf16" else "utf-8"
+    index = {s: k for k, s in enumerate(ube.SYMBOL_STRINGS)}
+    out, run, second = [], [], False
+
+    def flush():
+        out.append(bytes(run).decode("utf-16-le" if second else codec, "replace"))
+        run.clear()
+
+    for i in ids:
+        t = tok.id_to_token(i)
+        if t in tok.special_tokens:
+            flush()
+            out.append(t)
+            continue
+        for ch in t:
+            s = index[ch]
+            if (s >= 256) != second:
+                flush()
+                second = s >= 256
+            run.append(s & 0xFF)
+    flush()
+    return "".join(out)
+
+
+def hf_bpe(vocab, merges):
+    """HF's BPE model alone (no normalizer, no pre-tokenizer): the merge oracle."""
+    from tokenizers import Tokenizer, models
+    return Tokenizer(models.BPE(vocab, merges))
+
+
+def hf_presplit_ids(hf, text, substrate):
+    chunks = regex.findall(GPT2_PATTERN, text)
+    if not chunks:
+        return []
+    return hf.encode([ube.to_symbols(c, substrate) for c in chunks], is_pretokenized=True).ids
+
+
+def hf_train(texts, substrate, vocab_size, specials=()):
+    """HF BpeTrainer on GPT-2 chunks mapped to symbols: (vocab, merges)."""
+    from tokenizers import Tokenizer, models, trainers
+    hf = Tokenizer(models.BPE())
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  initial_alphabet=ube.alphabet(substrate),
+                                  special_tokens=list(specials))
+    chunks = (ube.to_symbols(c, substrate) for t in texts for c in regex.findall(GPT2_PATTERN, t))
+    hf.train_from_iterator(chunks, trainer)
+    model = json.loads(hf.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    return model["vocab"], merges
+
+
+def tiktoken_gpt2():
+    import tiktoken
+    vocab = json.loads((GPT2 / "vocab.json").read_text("utf-8"))
+    byte_of = {c: b for b, c in enumerate(ube.bytes_to_unicode())}
+    ranks = {bytes(byte_of[c] for c in t): i for t, i in vocab.items() if t != "<|endoftext|>"}
+    return tiktoken.Encoding("gpt2-files", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                             special_tokens={})
+
+
+# --- fixtures ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def gpt2():
+    return BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
+
+
+@pytest.fixture(scope="module")
+def hf_gpt2():
+    from tokenizers import ByteLevelBPETokenizer
+    return ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
+                                 add_prefix_space=False)
+
+
+TRAIN_TEXT = [SAMPLE * 2, "lower lowest newest widest " * 20]
+
+
+@pytest.fixture(scope="module", params=SUBSTRATES)
+def trained(request):
+    """(substrate, HF vocab, HF merges, our tokenizer) for a small vocabulary with specials."""
+    vocab, merges = hf_train(TRAIN_TEXT, request.param, 700, SPECIALS)
+    return request.param, vocab, merges, BytePairTokenizer(vocab, merges, request.param,
+                                                           SPECIALS)
+
+
+def corpus_lines(max_bytes):
+    lines = []
+    for f in shared_corpus_files():
+        lines += [t for t in read_xz_text(f, max_bytes).splitlines(keepends=True)]
+    return lines
+
+
+# --- merge kernels against the reference -------------------------------------------------
+@st.composite
+def merge_cases(draw):
+    """A random well-formed merge list (each merge joins tokens that exist before it) over a
+    small alphabet, and a sequence of base ids."""
+    k = draw(st.integers(2, 5))
+    nmerge = draw(st.integers(0, 30))
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    ranks, tokens = {}, list(range(k))
+    for _ in range(nmerge):
+        pair = (rnd.choice(tokens), rnd.choice(tokens))
+        if pair not in ranks:
+            ranks[pair] = (len(ranks), k + len(ranks))
+            tokens.append(k + len(ranks) - 1)
+    seq = draw(st.lists(st.integers(0, k - 1), max_size=300))
+    return ranks, seq
+
+
+@settings(max_examples=300, deadline=None)
+@given(merge_cases())
+def test_merge_kernels_equal_gpt2_reference(case):
+    ranks, seq = case
+    pairs = sorted(ranks.items(), key=lambda kv: kv[1][0])
+    keys, vals = build_pair_table([p[0] for p, _ in pairs], [p[1] for p, _ in pairs],
+                                  [v[1] for _, v in pairs])
+    want = ref_merge(seq, ranks)
+    n = len(seq)
+    for fn, extra in ((merge_short, ()), (merge_long, (np.empty(n, np.int64),
+                                                      np.empty(n, np.int64),
+                                                      np.empty(3 * n + 1, np.int64)))):
+        ids = np.array(seq + [0], np.int32)
+        m = fn(ids, n, keys, vals, np.empty(n + 1, np.int64), np.empty(n + 1, np.int64), *extra)
+        assert ids[:m].tolist() == want, fn.__name__
+
+
+# --- GPT-2 files: HF ByteLevelBPETokenizer and tiktoken --------------------------------------
+def test_gpt2_sample_matches_hf_and_tiktoken(gpt2, hf_gpt2):
+    enc = tiktoken_gpt2()
+    lines = SAMPLE.splitlines(keepends=True) + [SAMPLE]
+    ours = gpt2.encode_batch(lines).to_pylist()
+    assert ours == [e.ids for e in hf_gpt2.encode_batch(lines)]
+    assert ours == [enc.encode_ordinary(t) for t in lines]
+    assert all(gpt2.decode(ids) == t for ids, t in zip(ours, lines))
+
+
+def test_gpt2_shared_corpus_sample(gpt2, hf_gpt2, shared_data):
+    lines = corpus_lines(150_000)
+    ours = gpt2.encode_batch(lines).to_pylist()
+    assert ours == [e.ids for e in hf_gpt2.encode_batch(lines)]
+    assert ours == tiktoken_gpt2().encode_ordinary_batch(lines, num_threads=1)
+    assert gpt2.decode_batch(gpt2.encode_batch(lines)) == lines
+
+
+@pytest.mark.slow
+def test_gpt2_whole_shared_corpus(gpt2, hf_gpt2, shared_data):
+    enc = tiktoken_gpt2()
+    for f in shared_corpus_files():
+        lines = read_xz_text(f).splitlines(keepends=True)
+        for k in range(0, len(lines), 20000):
+            part = lines[k:k + 20000]
+            ours = gpt2.encode_batch(part).to_pylist()
+            assert ours == [e.ids for e in hf_gpt2.encode_batch(part)], f.name
+            assert ours == enc.encode_ordinary_batch(part, num_threads=1), f.name
+            assert gpt2.decode_batch(gpt2.encode_batch(part)) == part, f.name
+
+
+def test_adversarial_long_chunks_match_tiktoken(gpt2):
+    enc = tiktoken_gpt2()
+    for text in ("a" * 5000, "!?" * 3000, " " * 4000 + "x", "1" * 3000, "性" * 2000,
+                 "ab" * 2500 + "a", ("x" * 300 + " ") * 10):
+        assert gpt2.encode(text) == enc.encode_ordinary(text)
+
+
+def test_special_tokens_recognized_like_hf(gpt2):
+    from tokenizers import ByteLevelBPETokenizer
+    hf = ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
+                               add_prefix_space=False)
+    hf.add_special_tokens(["<|endoftext|>"])
+    texts = ["a<|endoftext|>b", "<|endoftext|><|endoftext|>", "x <|endoftext|>\n\ny",
+             "<|endoftext", "<|endoftext|", SAMPLE + "<|endoftext|>" + SAMPLE]
+    for t in texts:
+        assert gpt2.encode(t, recognize_special=True) == hf.encode(t).ids
+        assert gpt2.decode(gpt2.encode(t, recognize_special=True)) == t
+    assert 50256 not in gpt2.encode("<|endoftext|>")  # plain text by default
+
+
+# --- trained vocabularies, each substrate: HF's BPE model on pre-split input -------------------
+def test_encode_matches_hf_bpe_model(trained):
+    substrate, vocab, merges, tok = trained
+    hf = hf_bpe(vocab, merges)
+    texts = SAMPLE.splitlines(keepends=True) + [SAMPLE, "", "lowest newer widest", "😀" * 40]
+    assert tok.encode_batch(texts).to_pylist() == [hf_presplit_ids(hf, t, substrate)
+                                                   for t in texts]
+
+
+def test_encode_matches_hf_on_shared_corpus(trained, shared_data):
+    substrate, vocab, merges, tok = trained
+    hf = hf_bpe(vocab, merges)
+    lines = corpus_lines(20_000)
+    assert tok.encode_batch(lines).to_pylist() == [hf_presplit_ids(hf, t, substrate)
+                                                   for t in lines]
+
+
+def test_recognized_specials_match_hf(trained):
+    from tokenizers import AddedToken
+    substrate, vocab, merges, tok = trained
+    hf = hf_bpe(vocab, merges)
+    hf.add_special_tokens([AddedToken(s, normalized=False) for s in SPECIALS])
+    for t in ["x<pad><pad><pad>y", "<|endoftext|>lower<pad>", "no specials", "<pad"]:
+        pieces = regex.split("(<\\|endoftext\\|>|<pad><pad>|<pad>)", t)
+        want = []
+        for k, p in enumerate(pieces):
+            want += [vocab[p]] if k % 2 else hf_presplit_ids(hf, p, substrate)
+        assert tok.encode(t, recognize_special=True) == want
+
+
+# --- round trips and decoding --------------------------------------------------------------
+def test_round_trip_all_scalars(trained, gpt2):
+    scalars = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    texts = [scalars[k:k + 4096] for k in range(0, len(scalars), 4096)]
+    for tok in (trained[3], gpt2):
+        assert tok.decode_batch(tok.encode_batch(texts)) == texts
+
+
+def test_round_trip_emoji(trained, gpt2, shared_data):
+    text = read_xz_text(shared_data / "corpus" / "unicode_emoji_test.txt.xz")
+    for tok in (trained[3], gpt2):
+        assert tok.decode(tok.encode(text)) == text
+        lines = text.splitlines()
+        assert tok.decode_batch(tok.encode_batch(lines)) == lines
+
+
+def test_decode_malformed_ids_like_python_replace(trained, gpt2):
+    tok = trained[3]
+    half = {"utf8": "\u00e6", "utf16": "\u00e6"}  # GPT-2 symbol of byte 0xE6
+    rnd = random.Random(7)
+    ids = sorted(tok.vocab.values())
+    for _ in range(300):
+        seq = [rnd.choice(ids) for _ in range(rnd.randint(0, 12))]
+        assert tok.decode(seq) == ref_decode(tok, seq)
+    assert gpt2.decode([gpt2.token_to_id(half["utf8"])]) == b"\xe6".decode("utf-8", "replace")
+    e6 = gpt2.token_to_id("\u00e6")
+    assert gpt2.decode([e6, gpt2.token_to_id("!")]) == b"\xe6!".decode("utf-8", "replace")
+
+
+def test_decode_rejects_unknown_ids(gpt2):
+    with pytest.raises(ValueError, match=r"ids\[1\] = 50257"):
+        gpt2.decode([0, 50257])
+    with pytest.raises(ValueError, match=r"ids\[0\] = -1"):
+        gpt2.decode([-1])
+
+
+# --- streaming ---------------------------------------------------------------------------
+STREAM_ALPHABET = st.sampled_from(list(" \n\t\r'sdlvtaA1!.<|>é性😀\u00a0\u3000") + ["<|endoftext|>", "<|end"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(STREAM_ALPHABET, max_size=60), st.lists(st.integers(0, 60), max_size=8),
+       st.booleans())
+def test_stream_encode_equals_whole(gpt2_tok, pieces, cuts, recognize):
+    text = "".join(pieces)
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    stream = gpt2_tok.stream(recognize_special=recognize)
+    got = []
+    for a, b in zip(bounds, bounds[1:]):
+        got += stream.feed(text[a:b])
+    got += stream.finish()
+    assert got == gpt2_tok.encode(text, recognize_special=recognize)
+
+
+@pytest.fixture(scope="module")
+def gpt2_tok():
+    return BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 50256), max_size=30), st.lists(st.integers(0, 30), max_size=6))
+def test_stream_decode_equals_batch(gpt2_tok, ids, cuts):
+    bounds = sorted({min(c, len(ids)) for c in cuts} | {0, len(ids)})
+    dec = gpt2_tok.decode_stream()
+    got = "".join(dec.feed(ids[a:b]) for a, b in zip(bounds, bounds[1:])) + dec.finish()
+    assert got == gpt2_tok.decode(ids) == ref_decode(gpt2_tok, ids)
+
+
+def test_stream_decode_ube_one_token_at_a_time(trained):
+    tok = trained[3]
+    ids = tok.encode(SAMPLE) + [tok.token_to_id("<pad>")] + tok.encode("性能😀")
+    dec = tok.decode_stream()
+    assert "".join(dec.feed(i) for i in ids) + dec.finish() == tok.decode(ids)
+    rnd = random.Random(3)
+    seq = [rnd.choice(list(tok.vocab.values())) for _ in range(400)]
+    dec = tok.decode_stream()
+    assert "".join(dec.feed(i) for i in seq) + dec.finish() == ref_decode(tok, seq)
+
+
+def test_stream_encode_long_text_in_small_pieces(trained):
+    tok = trained[3]
+    stream = tok.stream()
+    got = []
+    for k in range(0, len(SAMPLE), 7):
+        got += stream.feed(SAMPLE[k:k + 7])
+    assert got + stream.finish() == tok.encode(SAMPLE)
+
+
+# --- batch protocol, cache, invalid UTF-8 ------------------------------------------------------
+def test_encode_batch_nulls_slices_and_arrays(gpt2):
+    arr = pa.array(["hello world", None, "", "性能"], pa.string())
+    out = gpt2.encode_batch(arr)
+    assert out.type == pa.list_(pa.int32())
+    assert out.to_pylist() == [gpt2.encode("hello world"), None, [], gpt2.encode("性能")]
+    assert gpt2.encode_batch(arr.slice(3)).to_pylist() == [gpt2.encode("性能")]
+    assert gpt2.decode_batch(out) == ["hello world", None, "", "性能"]
+
+
+def test_invalid_utf8_counts_replacements(trained):
+    tok = trained[3]
+    rnd = random.Random(11)
+    docs = [bytes(rnd.choice(b"ab \xe6\x80\xbf\xf0\x9f\xed\xa0\xc3\xff") for _ in range(30))
+            for _ in range(200)]
+    ids, offsets, replaced = tok.encode_arrays(corpustok._arrow.utf8_batch(
+        pa.array(docs, pa.binary())))
+    for d, raw in enumerate(docs):
+        text = raw.decode("utf-8", "replace")
+        assert ids[offsets[d]:offsets[d + 1]].tolist() == tok.encode(text)
+        assert replaced[d] == text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+
+
+def test_bounded_cache_does_not_change_results(trained):
+    substrate, vocab, merges, tok = trained
+    tiny = BytePairTokenizer(vocab, merges, substrate, SPECIALS, cache_size=1)
+    lines = SAMPLE.splitlines() * 3
+    assert tiny.encode_batch(lines).to_pylist() == tok.encode_batch(lines).to_pylist()
+
+
+# --- files -------------------------------------------------------------------------------
+def test_save_load_round_trip(trained, tmp_path):
+    tok = trained[3]
+    tok.save(tmp_path / "t.json")
+    back = corpustok.load(tmp_path / "t.json")
+    assert back.vocab == tok.vocab and back.merges == tok.merges
+    assert back.special_tokens == tok.special_tokens and back.substrate == tok.substrate
+    assert back.encode(SAMPLE) == tok.encode(SAMPLE)
+
+
+def test_from_hf_tokenizer_json(hf_gpt2, gpt2, tmp_path):
+    hf_gpt2.save(str(tmp_path / "tokenizer.json"))
+    tok = corpustok.load(tmp_path / "tokenizer.json")
+    assert tok.vocab == gpt2.vocab and tok.merges == gpt2.merges
+    assert tok.encode(SAMPLE) == gpt2.encode(SAMPLE) == hf_gpt2.encode(SAMPLE).ids
+
+
+def test_train_classmethod_matches_hf(tmp_path):
+    pytest.importorskip("corpustok.bpe_train")
+    for substrate in SUBSTRATES:
+        vocab, merges = hf_train(TRAIN_TEXT, substrate, 600, SPECIALS)
+        tok = BytePairTokenizer.train(TRAIN_TEXT, 600, substrate=substrate,
+                                      special_tokens=SPECIALS)
+        assert tok.vocab == vocab and tok.merges == merges
+
+
+def test_bad_files_raise_with_position(tmp_path):
+    (tmp_path / "merges.txt").write_text("#version: 0.2\nĠ t\nbad\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="merges.txt:3"):
+        BytePairTokenizer.from_hf(GPT2 / "vocab.json", tmp_path / "merges.txt")
+    with pytest.raises(ValueError, match=r"merges\[0\]"):
+        BytePairTokenizer({"a": 0, "b": 1}, [("a", "b")], "utf8")
+    with pytest.raises(ValueError, match="substrate"):
+        BytePairTokenizer({"a": 0}, [], "latin1")
+    with pytest.raises(ValueError, match="no symbol"):
+        BytePairTokenizer({"a": 0, "\u4e00": 1}, [], "utf8")
