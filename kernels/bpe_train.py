@@ -1,0 +1,483 @@
+"""BPE training kernels: chunk counting and HF-identical merge learning.
+
+Counting: GPT-2 chunks of a batch go into an open-addressing hash table keyed by the chunk's
+bytes (FNV-1a), one call per batch; two tables merge with one call.
+
+Learning reproduces HF ``BpeTrainer`` (tokenizers/src/models/bpe/trainer.rs) step for step:
+words are symbol-id arrays with counts; pair counts include overlapping windows; a lazy max-heap
+holds ``(count, pair, word list)`` entries ordered by highest count, then smallest
+``(left_id, right_id)``; a popped entry whose count is stale is pushed back with the current
+count; a merge rewrites only the words of its entry's list and updates only the neighbouring
+pairs (as HF's ``Word::merge``: the merged pair's own count stays stale); pairs that gained
+occurrences are pushed with the words where they gained. A merged string that already exists
+(same base-symbol sequence) keeps its id and the vocabulary does not grow.
+"""
+import numpy as np
+from numba import njit
+
+from .pretokenize import chunk_end
+
+FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+FNV_PRIME = np.uint64(0x100000001B3)
+SEQ_BASE = np.uint64(0x9E3779B97F4A7C15)  # polynomial hash base for token symbol sequences
+EMPTY = -1
+
+
+@njit(nogil=True, cache=True)
+def _grown(arr, need):
+    """``arr`` itself when it holds ``need`` items, else a copy with at least twice the room."""
+    if need <= len(arr):
+        return arr
+    out = np.empty(max(need, 2 * len(arr)), arr.dtype)
+    out[:len(arr)] = arr
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _rehash(hashes, n, size):
+    """A fresh slot array of ``size`` (a power of two) holding entries ``0..n-1``. O(n)."""
+    slots = np.full(size, EMPTY, np.int64)
+    mask = size - 1
+    for e in range(n):
+        s = np.int64(hashes[e] & np.uint64(mask))
+        while slots[s] != EMPTY:
+            s = (s + 1) & mask
+        slots[s] = e
+    return slots
+
+
+@njit(nogil=True, cache=True)
+def count_add(src, starts, ends, weights, slots, hashes, counts, key_off, keys, n):
+    """Add ``weights[c]`` to the count of byte string ``src[starts[c]:ends[c]]`` for every c.
+
+    The table is ``n`` entries: ``hashes``, ``counts``, keys ``keys[key_off[e]:key_off[e+1]]``
+    and an open-addressing ``slots`` array (power of two, at most half full). Arrays grow as
+    needed and are returned: ``(slots, hashes, counts, key_off, keys, n)``. O(bytes) expected.
+    """
+    for c in range(len(starts)):
+        a = starts[c]
+        b = ends[c]
+        h = FNV_OFFSET
+        for i in range(a, b):
+            h = (h ^ np.uint64(src[i])) * FNV_PRIME
+        mask = len(slots) - 1
+        s = np.int64(h & np.uint64(mask))
+        while True:
+            e = slots[s]
+            if e == EMPTY:
+                break
+            if hashes[e] == h and key_off[e + 1] - key_off[e] == b - a:
+                k = key_off[e]
+                same = True
+                for i in range(b - a):
+                    if keys[k + i] != src[a + i]:
+                        same = False
+                        break
+                if same:
+                    break
+            s = (s + 1) & mask
+        if e != EMPTY:
+            counts[e] += weights[c]
+            continue
+        hashes = _grown(hashes, n + 1)
+        counts = _grown(counts, n + 1)
+        key_off = _grown(key_off, n + 2)
+        keys = _grown(keys, key_off[n] + b - a)
+        hashes[n] = h
+        counts[n] = weights[c]
+        k = key_off[n]
+        keys[k:k + b - a] = src[a:b]
+        key_off[n + 1] = k + b - a
+        slots[s] = n
+        n += 1
+        if 2 * n > len(slots):
+            slots = _rehash(hashes, n, 2 * len(slots))
+    return slots, hashes, counts, key_off, keys, n
+
+
+@njit(nogil=True, cache=True)
+def count_batch(data, offsets, cls, slots, hashes, counts, key_off, keys, n):
+    """Split every document of a batch into GPT-2 chunks and count them into the table of
+    :func:`count_add` (same arrays, same return). One call per batch; chunks are gathered in
+    blocks of 64K so the scratch memory stays small. O(bytes) expected."""
+    block = 1 << 16
+    starts = np.empty(block, np.int64)
+    ends = np.empty(block, np.int64)
+    ones = np.ones(block, np.int64)
+    m = 0
+    for d in range(len(offsets) - 1):
+        i = offsets[d]
+        end = offsets[d + 1]
+        while i < end:
+            starts[m] = i
+            i = chunk_end(data, i, end, cls)
+            ends[m] = i
+            m += 1
+            if m == block:
+                slots, hashes, counts, key_off, keys, n = count_add(
+                    data, starts, ends, ones, slots, hashes, counts, key_off, keys, n)
+                m = 0
+    return count_add(data, starts[:m], ends[:m], ones[:m], slots, hashes, counts, key_off,
+                     keys, n)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _heap_above(hcount, hleft, hright, x, y):
+    """Heap order of entries x, y: higher count first, then the smaller (left, right)."""
+    if hcount[x] != hcount[y]:
+        return hcount[x] > hcount[y]
+    if hleft[x] != hleft[y]:
+        return hleft[x] < hleft[y]
+    return hright[x] < hright[y]
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _heap_swap(x, y, hcount, hleft, hright, hpair, hlist):
+    hcount[x], hcount[y] = hcount[y], hcount[x]
+    hleft[x], hleft[y] = hleft[y], hleft[x]
+    hright[x], hright[y] = hright[y], hright[x]
+    hpair[x], hpair[y] = hpair[y], hpair[x]
+    hlist[x], hlist[y] = hlist[y], hlist[x]
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _sift_up(i, hcount, hleft, hright, hpair, hlist):
+    """Binary max-heap sift up. O(log size)."""
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _heap_above(hcount, hleft, hright, i, parent):
+            break
+        _heap_swap(i, parent, hcount, hleft, hright, hpair, hlist)
+        i = parent
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _sift_down(i, size, hcount, hleft, hright, hpair, hlist):
+    """Binary max-heap sift down. O(log size)."""
+    while True:
+        best = i
+        child = 2 * i + 1
+        if child < size and _heap_above(hcount, hleft, hright, child, best):
+            best = child
+        if child + 1 < size and _heap_above(hcount, hleft, hright, child + 1, best):
+            best = child + 1
+        if best == i:
+            return
+        _heap_swap(i, best, hcount, hleft, hright, hpair, hlist)
+        i = best
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _pair_hash(key):
+    h = np.uint64(key) * SEQ_BASE
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _pair_slot(pslots, pkey, key, h):
+    """Slot of pair ``key`` in the pair table, or of the empty slot where it would go."""
+    mask = len(pslots) - 1
+    s = np.int64(h & np.uint64(mask))
+    while pslots[s] != EMPTY and pkey[pslots[s]] != key:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(nogil=True, cache=True)
+def _add_pair(key, h, s, n, pslots, pkey, phash, pcount, seen, gained):
+    """Insert pair ``key`` as index ``n`` at empty slot ``s``; returns the (grown) arrays."""
+    if n + 1 > len(pkey):
+        pkey = _grown(pkey, n + 1)
+        phash = _grown(phash, n + 1)
+        pcount = _grown(pcount, n + 1)
+        seen = _grown(seen, n + 1)
+        gained = _grown(gained, n + 1)
+    pkey[n] = key
+    phash[n] = h
+    pcount[n] = 0
+    seen[n] = EMPTY
+    gained[n] = EMPTY
+    pslots[s] = n
+    if 2 * (n + 1) > len(pslots):
+        pslots = _rehash(phash, n + 1, 2 * len(pslots))
+    return pslots, pkey, phash, pcount, seen, gained
+
+
+@njit(nogil=True, cache=True)
+def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_frequency):
+    """Learn merges exactly as HF ``BpeTrainer``; one call.
+
+    ``sym[word_off[w]:word_off[w+1]]`` (int64) are the token ids of unique word ``w`` (count
+    ``word_count[w]``), already in HF's id space (specials, then the alphabet by code point).
+    ``tok_seq[tok_off[t]:tok_off[t+1]]`` is the base-symbol sequence of every initial token
+    (empty for a special token that no symbol sequence spells); equal sequences are equal
+    strings, which decides when a merged string already exists. Returns ``(left, right, new,
+    tok_seq, tok_off)``: the merges in creation order and the token sequences with the created
+    tokens appended. Cost: O(pair windows of the words) to start, then per merge
+    O(symbols of the words in its list + pushes * log heap); never a recount.
+    """
+    n_words = len(word_off) - 1
+    sym = sym.copy()
+    wlen = word_off[1:] - word_off[:-1]
+    # Token sequences and their hash table (for "merged string already exists").
+    n_tok = len(tok_off) - 1
+    tok_off = tok_off.copy()
+    tok_seq = tok_seq.copy()
+    tok_hash = np.empty(n_tok, np.uint64)
+    tok_pow = np.empty(n_tok, np.uint64)
+    for t in range(n_tok):
+        h = np.uint64(0)
+        pw = np.uint64(1)
+        for i in range(tok_off[t], tok_off[t + 1]):
+            h = h * SEQ_BASE + np.uint64(tok_seq[i] + 1)
+            pw = pw * SEQ_BASE
+        tok_hash[t] = h
+        tok_pow[t] = pw
+    tsize = 1 << 12
+    while 2 * n_tok > tsize:
+        tsize *= 2
+    tok_slots = np.full(tsize, EMPTY, np.int64)
+    tmask = tsize - 1
+    for t in range(n_tok):
+        if tok_off[t + 1] > tok_off[t]:
+            s = np.int64(tok_hash[t] & np.uint64(tmask))
+            while tok_slots[s] != EMPTY:
+                s = (s + 1) & tmask
+            tok_slots[s] = t
+
+    # Pair table: key (left << 32 | right) -> pair index p with its count; seen[p] dedups the
+    # words of a list, gained[p] is p's slot among the pairs that gained in the current step.
+    n_pairs = 0
+    pslots = np.full(1 << 12, EMPTY, np.int64)
+    pkey = np.empty(1 << 11, np.int64)
+    phash = np.empty(1 << 11, np.uint64)
+    pcount = np.empty(1 << 11, np.int64)
+    seen = np.empty(1 << 11, np.int64)
+    gained = np.empty(1 << 11, np.int64)
+
+    # Initial pair counts and, per pair, the words holding it (HF's where_to_update).
+    inc_pair = np.empty(max(len(sym), 1), np.int64)  # (pair, word), deduplicated per word
+    inc_word = np.empty(max(len(sym), 1), np.int64)
+    n_inc = 0
+    for w in range(n_words):
+        o = word_off[w]
+        for i in range(wlen[w] - 1):
+            key = (sym[o + i] << 32) | sym[o + i + 1]
+            h = _pair_hash(key)
+            s = _pair_slot(pslots, pkey, key, h)
+            p = pslots[s]
+            if p == EMPTY:
+                p = n_pairs
+                pslots, pkey, phash, pcount, seen, gained = _add_pair(
+                    key, h, s, n_pairs, pslots, pkey, phash, pcount, seen, gained)
+                n_pairs += 1
+            pcount[p] += word_count[w]
+            if seen[p] != w:
+                seen[p] = w
+                inc_pair[n_inc] = p
+                inc_word[n_inc] = w
+                n_inc += 1
+    # Word lists: list l is pool[lstart[l]:lstart[l] + llen[l]]; list p belongs to pair p.
+    llen = np.zeros(max(n_pairs, 1), np.int64)
+    for k in range(n_inc):
+        llen[inc_pair[k]] += 1
+    lstart = np.empty(len(llen), np.int64)
+    acc = 0
+    for p in range(n_pairs):
+        lstart[p] = acc
+        acc += llen[p]
+    pool = np.empty(max(acc, 1), np.int64)
+    pool_end = acc
+    fill = lstart.copy()
+    for k in range(n_inc):
+        p = inc_pair[k]
+        pool[fill[p]] = inc_word[k]
+        fill[p] += 1
+        seen[p] = EMPTY
+    n_lists = n_pairs
+
+    # The heap of (count, left, right, pair, list) entries.
+    cap = max(2 * n_pairs, 16)
+    hcount = np.empty(cap, np.int64)
+    hleft = np.empty(cap, np.int64)
+    hright = np.empty(cap, np.int64)
+    hpair = np.empty(cap, np.int64)
+    hlist = np.empty(cap, np.int64)
+    size = 0
+    for p in range(n_pairs):
+        if pcount[p] > 0:
+            hcount[size] = pcount[p]
+            hleft[size] = pkey[p] >> 32
+            hright[size] = pkey[p] & 0xFFFFFFFF
+            hpair[size] = p
+            hlist[size] = p
+            size += 1
+    for i in range(size // 2 - 1, -1, -1):
+        _sift_down(i, size, hcount, hleft, hright, hpair, hlist)
+
+    m_left = np.empty(1024, np.int64)
+    m_right = np.empty(1024, np.int64)
+    m_new = np.empty(1024, np.int64)
+    n_merges = 0
+    ch_pair = np.empty(1024, np.int64)  # gains of one step: (pair, word)
+    ch_word = np.empty(1024, np.int64)
+    touched = np.empty(1024, np.int64)
+    tcount = np.empty(1024, np.int64)
+    while n_tok < vocab_size and size > 0:
+        count = hcount[0]
+        p = hpair[0]
+        left = hleft[0]
+        right = hright[0]
+        lst = hlist[0]
+        size -= 1
+        if size > 0:
+            _heap_swap(0, size, hcount, hleft, hright, hpair, hlist)
+            _sift_down(0, size, hcount, hleft, hright, hpair, hlist)
+        if count != pcount[p]:  # stale: push back with the current count, same word list
+            hcount[size] = pcount[p]
+            hleft[size] = left
+            hright[size] = right
+            hpair[size] = p
+            hlist[size] = lst
+            size += 1
+            _sift_up(size - 1, hcount, hleft, hright, hpair, hlist)
+            continue
+        if count < 1 or count < min_frequency:
+            break
+        # The merged token: the id of an equal existing sequence, else the next id.
+        la = tok_off[left + 1] - tok_off[left]
+        lb = tok_off[right + 1] - tok_off[right]
+        h = tok_hash[left] * tok_pow[right] + tok_hash[right]
+        s = np.int64(h & np.uint64(tmask))
+        new = EMPTY
+        while tok_slots[s] != EMPTY:
+            t = tok_slots[s]
+            if tok_hash[t] == h and tok_off[t + 1] - tok_off[t] == la + lb:
+                a0 = tok_off[left]
+                b0 = tok_off[right]
+                t0 = tok_off[t]
+                if np.array_equal(tok_seq[t0:t0 + la], tok_seq[a0:a0 + la]) and \
+                        np.array_equal(tok_seq[t0 + la:t0 + la + lb], tok_seq[b0:b0 + lb]):
+                    new = t
+                    break
+            s = (s + 1) & tmask
+        if new == EMPTY:
+            new = n_tok
+            tok_off = _grown(tok_off, n_tok + 2)
+            tok_hash = _grown(tok_hash, n_tok + 1)
+            tok_pow = _grown(tok_pow, n_tok + 1)
+            base = tok_off[n_tok]
+            tok_seq = _grown(tok_seq, base + la + lb)
+            a0 = tok_off[left]
+            b0 = tok_off[right]
+            tok_seq[base:base + la] = tok_seq[a0:a0 + la]
+            tok_seq[base + la:base + la + lb] = tok_seq[b0:b0 + lb]
+            tok_off[n_tok + 1] = base + la + lb
+            tok_hash[n_tok] = h
+            tok_pow[n_tok] = tok_pow[left] * tok_pow[right]
+            tok_slots[s] = n_tok
+            n_tok += 1
+            if 2 * n_tok > len(tok_slots):
+                tok_slots = _rehash(tok_hash, n_tok, 2 * len(tok_slots))
+                tmask = len(tok_slots) - 1
+        m_left = _grown(m_left, n_merges + 1)
+        m_right = _grown(m_right, n_merges + 1)
+        m_new = _grown(m_new, n_merges + 1)
+        m_left[n_merges] = left
+        m_right[n_merges] = right
+        m_new[n_merges] = new
+        n_merges += 1
+
+        # Rewrite the words of this entry's list as HF's Word::merge does (left to right, no
+        # overlap) and apply the neighbour changes: (prev, left) -1, (prev, new) +1,
+        # (right, next) -1, (new, next) +1.
+        n_ch = 0
+        n_touched = 0
+        for k in range(lstart[lst], lstart[lst] + llen[lst]):
+            w = pool[k]
+            o = word_off[w]
+            L = wlen[w]
+            c = word_count[w]
+            r = 0
+            out = 0
+            while r < L:
+                x = sym[o + r]
+                if x != left or r + 1 >= L or sym[o + r + 1] != right:
+                    sym[o + out] = x
+                    r += 1
+                    out += 1
+                    continue
+                for change in range(4):
+                    if change < 2:
+                        if out == 0:
+                            continue
+                        key = (sym[o + out - 1] << 32) | (left if change == 0 else new)
+                    else:
+                        if r + 2 >= L:
+                            continue
+                        key = ((right if change == 2 else new) << 32) | sym[o + r + 2]
+                    h = _pair_hash(key)
+                    s = _pair_slot(pslots, pkey, key, h)
+                    q = pslots[s]
+                    if q == EMPTY:
+                        q = n_pairs
+                        pslots, pkey, phash, pcount, seen, gained = _add_pair(
+                            key, h, s, n_pairs, pslots, pkey, phash, pcount, seen, gained)
+                        n_pairs += 1
+                    if change == 0 or change == 2:
+                        pcount[q] -= c
+                        continue
+                    pcount[q] += c
+                    if seen[q] == w:
+                        continue
+                    seen[q] = w
+                    if gained[q] == EMPTY:
+                        touched = _grown(touched, n_touched + 1)
+                        tcount = _grown(tcount, n_touched + 1)
+                        gained[q] = n_touched
+                        touched[n_touched] = q
+                        tcount[n_touched] = 0
+                        n_touched += 1
+                    tcount[gained[q]] += 1
+                    ch_pair = _grown(ch_pair, n_ch + 1)
+                    ch_word = _grown(ch_word, n_ch + 1)
+                    ch_pair[n_ch] = q
+                    ch_word[n_ch] = w
+                    n_ch += 1
+                sym[o + out] = new
+                r += 2
+                out += 1
+            wlen[w] = out
+        # A new word list and heap entry per pair that gained, as HF pushes where_to_update.
+        lstart = _grown(lstart, n_lists + n_touched)
+        llen = _grown(llen, n_lists + n_touched)
+        pool = _grown(pool, pool_end + n_ch)
+        for k in range(n_touched):
+            lstart[n_lists + k] = pool_end
+            llen[n_lists + k] = 0
+            pool_end += tcount[k]
+        for k in range(n_ch):
+            l = n_lists + gained[ch_pair[k]]
+            pool[lstart[l] + llen[l]] = ch_word[k]
+            llen[l] += 1
+        for k in range(n_touched):
+            q = touched[k]
+            seen[q] = EMPTY
+            gained[q] = EMPTY
+            if pcount[q] > 0:
+                if size + 1 > len(hcount):
+                    hcount = _grown(hcount, size + 1)
+                    hleft = _grown(hleft, size + 1)
+                    hright = _grown(hright, size + 1)
+                    hpair = _grown(hpair, size + 1)
+                    hlist = _grown(hlist, size + 1)
+                hcount[size] = pcount[q]
+                hleft[size] = pkey[q] >> 32
+                hright[size] = pkey[q] & 0xFFFFFFFF
+                hpair[size] = q
+                hlist[size] = n_lists + k
+                size += 1
+                _sift_up(size - 1, hcount, hleft, hright, hpair, hlist)
+        n_lists += n_touched
+    return (m_left[:n_merges].copy(), m_right[:n_merges].copy(), m_new[:n_merges].copy(),
+            tok_seq[:tok_off[n_tok]].copy(), tok_off[:n_tok + 1].copy())

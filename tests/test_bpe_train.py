@@ -1,0 +1,177 @@
+"""BPE trainer: chunk counting against regex + Counter, merges and vocab against HF
+``BpeTrainer`` (the external oracle) run on the same chunks mapped to symbol strings."""
+import json
+import pickle
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, models, trainers
+
+from conftest import read_xz_text, shared_corpus_files
+from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
+from corpustok.demo import load_sample
+from corpustok.pretokenize import GPT2_PATTERN
+from corpustok.ube import alphabet, to_symbols
+
+SUBSTRATES = ("ube", "utf8", "utf16")
+SPECIALS = ("<|endoftext|>", "<pad>")
+
+
+def hf_train(counts, vocab_size, substrate="ube", min_frequency=0, special_tokens=()):
+    """HF BpeTrainer on the chunks' symbol strings: no normalizer, no pre-tokenizer."""
+    tok = Tokenizer(models.BPE())
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                  special_tokens=list(special_tokens),
+                                  initial_alphabet=alphabet(substrate), show_progress=False)
+    words = [(to_symbols(chunk, substrate), c) for chunk, c in counts.items()]
+    tok.train_from_iterator((w for w, c in words for _ in range(c)), trainer)
+    model = json.loads(tok.to_str())["model"]
+    return model["vocab"], [tuple(m) for m in model["merges"]]
+
+
+def reference_counts(texts):
+    """regex.findall + Counter: the plain-Python reference of chunk counting."""
+    return dict(Counter(c for t in texts for c in regex.findall(GPT2_PATTERN, t)))
+
+
+def assert_same_as_hf(counts, vocab_size, substrate, min_frequency=0, special_tokens=()):
+    want = hf_train(counts, vocab_size, substrate, min_frequency, special_tokens)
+    got = train_from_counts(counts, vocab_size, substrate, min_frequency, special_tokens)
+    assert got[1] == want[1], (substrate, vocab_size, min_frequency, special_tokens)
+    assert got[0] == want[0], (substrate, vocab_size, min_frequency, special_tokens)
+    return got
+
+
+def test_classic_walkthrough():
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    vocab, merges = train_from_counts(counts, 256 + 10, "utf8")
+    hf_vocab, hf_merges = hf_train(counts, 256 + 10, "utf8")
+    assert merges[:4] == [("e", "s"), ("es", "t"), ("l", "o"), ("lo", "w")]
+    # The three-way tie at count 8 (e w, n e, w e ...) goes to the smallest id pair in HF.
+    assert hf_merges[4] == ("e", "w") and merges[4] == hf_merges[4]
+    assert (vocab, merges) == (hf_vocab, hf_merges)
+    assert vocab["es"] == 256 and vocab["est"] == 257  # merged tokens follow the alphabet
+
+
+@pytest.mark.parametrize("substrate", SUBSTRATES)
+def test_alphabet_ids_follow_code_points(substrate):
+    vocab, merges = train_from_counts({}, 1000, substrate, special_tokens=SPECIALS)
+    assert merges == []
+    symbols = sorted(alphabet(substrate))
+    assert list(vocab) == [*SPECIALS, *symbols]
+    assert list(vocab.values()) == list(range(len(SPECIALS) + len(symbols)))
+
+
+words = st.text(alphabet=st.sampled_from(list("ab ab'é中😀\n")), min_size=1, max_size=10)
+
+
+@given(counts=st.dictionaries(words, st.integers(1, 9), max_size=10),
+       substrate=st.sampled_from(SUBSTRATES), extra=st.integers(0, 80),
+       min_frequency=st.sampled_from([0, 0, 2, 5]),
+       specials=st.sampled_from([(), ("ab",), ("a", "<s>", "a"), SPECIALS]))
+@settings(max_examples=250, deadline=None)
+def test_hf_parity_small_corpora(counts, substrate, extra, min_frequency, specials):
+    """Tiny alphabets force ties, overlapping pairs (aaaa) and merges that rebuild an
+    existing string (a+bc and ab+c), the corners of HF's algorithm."""
+    base = len(alphabet(substrate)) + len(set(specials))
+    assert_same_as_hf(counts, base + extra, substrate, min_frequency, specials)
+
+
+@pytest.fixture(scope="module")
+def sample_counts():
+    """Chunk counts of the embedded multilingual UDHR sample (532 languages), shipped."""
+    rows = load_sample()
+    return count_chunks([r["text"] for r in rows[::4]]).to_dict()
+
+
+@pytest.mark.parametrize("substrate", SUBSTRATES)
+@pytest.mark.parametrize("vocab_size,min_frequency,specials", [
+    (700, 0, ()), (2000, 0, SPECIALS), (4000, 3, ()), (4000, 2, SPECIALS)])
+def test_hf_parity_shipped_sample(sample_counts, substrate, vocab_size, min_frequency,
+                                  specials):
+    vocab, merges = assert_same_as_hf(sample_counts, vocab_size, substrate, min_frequency,
+                                      specials)
+    assert len(vocab) <= vocab_size
+
+
+@pytest.fixture(scope="module")
+def corpus_counts(shared_data):
+    return count_chunks(line for p in shared_corpus_files()
+                        for line in read_xz_text(p, 40_000).splitlines(keepends=True)).to_dict()
+
+
+@pytest.mark.parametrize("substrate", SUBSTRATES)
+@pytest.mark.parametrize("vocab_size,min_frequency,specials", [
+    (1000, 0, ()), (5000, 0, SPECIALS), (5000, 4, ())])
+def test_hf_parity_shared_corpus(corpus_counts, substrate, vocab_size, min_frequency,
+                                 specials):
+    assert_same_as_hf(corpus_counts, vocab_size, substrate, min_frequency, specials)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("substrate", SUBSTRATES)
+def test_hf_parity_32k_few_mb(shared_data, substrate):
+    texts = [read_xz_text(p, 600_000) for p in shared_corpus_files()]
+    counts = count_chunks(texts).to_dict()
+    vocab, merges = assert_same_as_hf(counts, 32000, substrate)
+    assert len(vocab) == 32000
+
+
+texts_st = st.lists(st.one_of(st.none(), st.text(max_size=30)), max_size=12)
+
+
+@given(texts_st, st.integers(1, 5))
+@settings(max_examples=200, deadline=None)
+def test_count_chunks_equals_reference(texts, n_parts):
+    want = reference_counts([t for t in texts if t])
+    assert count_chunks(texts).to_dict() == want
+    # The mergeable form: counting parts separately and merging gives the same table.
+    parts = [ChunkCounts().add(texts[i::n_parts] or [""]) for i in range(n_parts)]
+    merged = parts[0]
+    for p in parts[1:]:
+        merged.merge(pickle.loads(pickle.dumps(p)))
+    assert merged.to_dict() == want
+
+
+def test_count_chunks_inputs():
+    texts = ["it's a test", "a test", None, ""]
+    want = reference_counts(["it's a test", "a test"])
+    assert count_chunks(pa.array(texts)).to_dict() == want
+    assert count_chunks(iter([pa.array(texts[:2], pa.large_string()), "a test"])).to_dict() \
+        == reference_counts(["it's a test", "a test", "a test"])
+    raw = pa.array([b"ab\xff cd", b"\xffcd"], pa.binary())
+    assert count_chunks(raw).to_dict() == reference_counts(["ab\ufffd cd", "\ufffdcd"])
+    table = ChunkCounts().add_chunks(["x", "y", "x"], [2, 3, 4])
+    assert table.to_dict() == {"x": 6, "y": 3} and len(table) == 2
+
+
+def test_train_equals_count_then_train():
+    rows = load_sample()
+    texts = [r["text"] for r in rows[:300]]
+    counts = count_chunks(texts)
+    assert train(texts, 900, "ube", 2, SPECIALS) == \
+        train_from_counts(counts.to_dict(), 900, "ube", 2, SPECIALS) == \
+        train_from_counts(counts, 900, "ube", 2, SPECIALS)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="substrate"):
+        train(["a"], 300, substrate="utf32")
+    with pytest.raises(ValueError, match="vocab_size"):
+        train_from_counts({"a": 1}, -1)
+    with pytest.raises(ValueError, match="min_frequency"):
+        train_from_counts({"a": 1}, 300, min_frequency=-2)
+    with pytest.raises(TypeError, match="special_tokens"):
+        train_from_counts({"a": 1}, 300, special_tokens="<s>")
+    with pytest.raises(ValueError, match="negative"):
+        train_from_counts({"a": -1}, 300)
+    with pytest.raises(TypeError):
+        train_from_counts([("a", 1)], 300)
+    with pytest.raises(TypeError, match="single str"):
+        count_chunks("not a list")
+    with pytest.raises(TypeError, match="int"):
+        count_chunks([1, 2])
