@@ -141,13 +141,11 @@ def unit_ranges(unit: Unit, num_rows: int):
 
 
 def _documents(source, ids, texts, rows, replaced=None) -> pa.Table:
-    """A DOCUMENTS table (text stays binary when it came from a binary column)."""
+    """A DOCUMENTS table; the text keeps its Arrow type (no copy: it may be 100 MB)."""
     n = len(rows)
-    text_type = pa.large_binary() if pa.types.is_binary(texts.type) or \
-        pa.types.is_large_binary(texts.type) else pa.large_string()
     return pa.table({
         "id": pc.cast(ids, pa.large_string()),
-        "text": pc.cast(texts, text_type),
+        "text": texts,
         "row": pa.array(rows, pa.int64()),
         "replaced": pa.array(np.zeros(n, np.int64) if replaced is None else replaced,
                              pa.int64()),

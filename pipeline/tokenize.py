@@ -124,7 +124,7 @@ def input_checksum(table: pa.Table) -> str:
         col = table.column(name)
         b = utf8_batch(col.cast(pa.large_string()) if name == "id" else col)
         h.update(np.diff(b.offsets).astype("<i8").tobytes())
-        h.update(b.data[b.offsets[0]:b.offsets[-1]].tobytes())
+        h.update(b.data[b.offsets[0]:b.offsets[-1]])  # buffer protocol, no copy
         if b.valid is not None:
             h.update(np.packbits(b.valid).tobytes())
     return h.hexdigest()

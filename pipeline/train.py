@@ -12,7 +12,7 @@ def _texts(files, id_column, text_column, errors):
         try:
             for b in read_documents(f, id_column, text_column):
                 text = b.table.column("text")
-                if pa.types.is_large_binary(text.type):
+                if pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
                     yield from (x.decode("utf-8", "replace") for x in text.to_pylist() if x)
                 else:
                     yield from (x for x in text.to_pylist() if x)

@@ -53,7 +53,7 @@ def _input_rows(source, id_column, text_column):
     t = pa.concat_tables(tables) if tables else pa.table({"row": pa.array([], pa.int64()),
                                                           "text": pa.array([], pa.string())})
     text = t.column("text")
-    if pa.types.is_large_binary(text.type):
+    if pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
         texts = [None if x is None else x.decode("utf-8", "replace") for x in text.to_pylist()]
     else:
         texts = text.to_pylist()

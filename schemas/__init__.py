@@ -13,7 +13,7 @@ TEXT_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 # Documents as they travel between the reader and the tokenizer.
 DOCUMENTS = pa.schema([
     pa.field("id", pa.large_string()),
-    pa.field("text", pa.large_string()),  # large_binary when read from a binary column
+    pa.field("text", pa.large_string()),  # or string/binary/large_binary, as read
     pa.field("row", pa.int64(), nullable=False),  # row (Parquet) or line (JSONL), 0-based
     pa.field("replaced", pa.int64(), nullable=False),  # U+FFFD put in by the reader
 ])

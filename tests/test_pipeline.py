@@ -1,8 +1,10 @@
 """End-to-end tests of the Beam pipeline: FnApiRunner, multi_processing with 2 workers, rerun,
-bad input. One corpus and one run per runner are shared by many assertions (Beam start-up is
-slow). Expected texts and rows are computed here from Python's codecs and the corpus as built,
-never from the pipeline's own output.
+bad input, TestStream, SIGKILL. One corpus and one run per runner are shared by many assertions
+(Beam start-up is slow). The tokenizer is GPT-2's byte-level BPE (tests/data/gpt2) saved as a
+corpustok file; expected ids come from HF ``tokenizers`` on texts computed here with Python's
+codecs from the corpus as built, never from the pipeline's own output.
 """
+import functools
 import gzip
 import json
 import os
@@ -18,17 +20,29 @@ from corpustok.pipeline.read import shard_name
 from corpustok.pipeline.run import RunResult, tokenize
 from corpustok.pipeline.verify import verify_shards
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
-from test_pipeline_double import SymbolTokenizer, reference_symbols
-
-from apache_beam.internal.cloudpickle import cloudpickle
-import test_pipeline_double
-
-# Worker processes cannot import the tests folder: ship the double by value.
-cloudpickle.register_pickle_by_value(test_pipeline_double)
+from conftest import TEST_DATA
 
 SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpustok", "data", "udhr_sample.jsonl")
-EOS = 513
+GPT2 = TEST_DATA / "gpt2"
+EOS = 50256  # <|endoftext|>
 SHARD_BYTES = 20_000
+
+
+@pytest.fixture(scope="module")
+def gpt2_file(tmp_path_factory):
+    from corpustok import BytePairTokenizer
+    path = str(tmp_path_factory.mktemp("tok") / "gpt2.json")
+    BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt").save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def hf_ids():
+    """ids of a text by HF's GPT-2 byte-level BPE (the reference)."""
+    from tokenizers import ByteLevelBPETokenizer
+    hf = ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
+                               add_prefix_space=False)
+    return lambda text: hf.encode(text).ids
 
 
 def _sample_texts():
@@ -115,24 +129,23 @@ def corpus(tmp_path_factory):
     return build_corpus(str(tmp_path_factory.mktemp("corpus")))
 
 
-def _run(files, out, **kw):
-    return tokenize(files, out, SymbolTokenizer, eos=EOS, shard_bytes=SHARD_BYTES,
-                    write_rejects=True, **kw)
+def _run(files, out, tok, **kw):
+    return tokenize(files, out, tok, eos=EOS, shard_bytes=SHARD_BYTES, write_rejects=True, **kw)
 
 
-def _run_by_columns(files, out, **kw):
+def _run_by_columns(files, out, tok, **kw):
     """Files with the default columns, and b.parquet (doc/body) separately into out/b."""
     default = [f for f in files if not f.endswith("b.parquet")]
     other = [f for f in files if f.endswith("b.parquet")]
-    return (_run(default, out, **kw),
-            _run(other, os.path.join(out, "b"), id_column="doc", text_column="body", **kw))
+    return (_run(default, out, tok, **kw),
+            _run(other, os.path.join(out, "b"), tok, id_column="doc", text_column="body", **kw))
 
 
 @pytest.fixture(scope="module")
-def inmemory(corpus, tmp_path_factory):
+def inmemory(corpus, gpt2_file, tmp_path_factory):
     files, _ = corpus
     out = str(tmp_path_factory.mktemp("inmemory"))
-    return out, _run_by_columns(files, out)
+    return out, _run_by_columns(files, out, gpt2_file)
 
 
 def _folder_bytes(folder):
@@ -173,7 +186,7 @@ def _reject_rows(folder):
     return rows
 
 
-def test_every_document_once_in_shards_or_rejects(corpus, inmemory):
+def test_every_document_once_in_shards_or_rejects(corpus, inmemory, hf_ids):
     files, expect = corpus
     out, results = inmemory
     got = {}
@@ -188,14 +201,15 @@ def test_every_document_once_in_shards_or_rejects(corpus, inmemory):
             assert rejected[key] == want[1], key
         else:
             toks, rep = got[key]
-            assert toks == reference_symbols(want[1]) + [EOS], key
+            assert toks == hf_ids(want[1]) + [EOS], key
             assert rep == want[2], key
 
 
-def test_shards_decode_to_input_and_manifest(corpus, inmemory):
+def test_shards_decode_to_input_and_manifest(corpus, inmemory, gpt2_file, hf_ids):
+    import corpustok
     files, expect = corpus
     out, results = inmemory
-    tok = SymbolTokenizer()
+    tok = corpustok.load(gpt2_file)
     for r, folder, cols in zip(results, (out, os.path.join(out, "b")),
                                (("id", "text"), ("doc", "body"))):
         assert isinstance(r, RunResult) and r.ok
@@ -206,7 +220,7 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory):
                 (k[0].endswith("b.parquet") == folder.endswith("b"))]
         assert v.documents == r.manifest["totals"]["documents"] == len(kept)
         assert r.counters["documents"] == len(kept)
-        assert r.manifest["totals"]["tokens"] == sum(len(reference_symbols(expect[k][1])) + 1
+        assert r.manifest["totals"]["tokens"] == sum(len(hf_ids(expect[k][1])) + 1
                                                      for k in kept)
         for e in r.manifest["shards"]:  # deterministic names from input file and row range
             assert e["shard"] == shard_name(e["source"], *e["rows"])
@@ -216,16 +230,16 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory):
     assert results[0].manifest["totals"]["shards"] > len(results[0].manifest["shards"]) - 1 > 4
 
 
-def test_multi_processing_two_workers_is_byte_identical(corpus, inmemory, tmp_path):
+def test_multi_processing_two_workers_is_byte_identical(corpus, inmemory, gpt2_file, tmp_path):
     files, _ = corpus
     out, _ = inmemory
     mp_out = str(tmp_path / "mp")
-    results = _run_by_columns(files, mp_out, workers=2)
+    results = _run_by_columns(files, mp_out, gpt2_file, workers=2)
     assert all(r.ok for r in results)
     assert _folder_bytes(mp_out) == _folder_bytes(out)
 
 
-def test_rerun_skips_complete_shards(corpus, inmemory, tmp_path):
+def test_rerun_skips_complete_shards(corpus, inmemory, gpt2_file):
     files, _ = corpus
     out, _ = inmemory
     before = _folder_bytes(out)
@@ -233,13 +247,13 @@ def test_rerun_skips_complete_shards(corpus, inmemory, tmp_path):
     victim = sorted(f for f in os.listdir(out) if f.endswith(".manifest.json"))[0]
     os.remove(os.path.join(out, victim))
     default = [f for f in files if not f.endswith("b.parquet")]
-    r = _run(default, out)
+    r = _run(default, out, gpt2_file)
     assert r.counters.get("shards_written") == 1
     assert r.counters.get("shards_skipped") == r.manifest["totals"]["shards"] - 1
     assert _folder_bytes(out) == before
 
 
-def test_corrupt_inputs_are_named_and_the_rest_completes(corpus, tmp_path):
+def test_corrupt_inputs_are_named_and_the_rest_completes(corpus, gpt2_file, tmp_path):
     files, _ = corpus
     bad_pq = tmp_path / "corrupt.parquet"
     bad_pq.write_bytes(b"PAR1 this is not parquet at all")
@@ -251,7 +265,7 @@ def test_corrupt_inputs_are_named_and_the_rest_completes(corpus, tmp_path):
     pq.write_table(pa.table({"id": [1], "content": ["x"]}), no_col)
     good = files[0]
     r = tokenize([good, str(bad_pq), str(trunc), str(no_col)], str(tmp_path / "out"),
-                 SymbolTokenizer, shard_bytes=SHARD_BYTES)
+                 gpt2_file, shard_bytes=SHARD_BYTES)
     assert not r.ok and r.manifest["status"] == "COMPLETED_WITH_ERRORS"
     errors = {os.path.basename(e["source"]): e["error"] for e in r.manifest["errors"]}
     assert set(errors) == {"corrupt.parquet", "trunc.jsonl.gz", "nocol.parquet"}
@@ -263,25 +277,27 @@ def test_corrupt_inputs_are_named_and_the_rest_completes(corpus, tmp_path):
     assert 0 < kept < 2000
 
 
-def test_long_documents_stream_in_bounded_slices(tmp_path):
+def test_long_documents_stream_in_bounded_slices(gpt2_file, hf_ids, tmp_path):
     texts = _sample_texts()
     big = "".join(texts[:400])  # multilingual, so slices cut inside multi-byte characters
     p = tmp_path / "long.parquet"
     pq.write_table(pa.table({"id": ["s", "big", "t"], "text": ["short", big, "tail"]}), p)
-    r = tokenize([str(p)], str(tmp_path / "out"), SymbolTokenizer, max_doc_bytes=1000)
+    r = tokenize([str(p)], str(tmp_path / "out"), gpt2_file, max_doc_bytes=1000)
     assert r.ok
     rows = _shard_rows(str(tmp_path / "out"))
-    assert rows[(str(p), 1)][0] == reference_symbols(big)
-    assert rows[(str(p), 0)][0] == reference_symbols("short")
-    assert rows[(str(p), 2)][0] == reference_symbols("tail")
+    assert rows[(str(p), 1)][0] == hf_ids(big)
+    assert rows[(str(p), 0)][0] == hf_ids("short")
+    assert rows[(str(p), 2)][0] == hf_ids("tail")
 
 
-def test_teststream_streaming_run(corpus, tmp_path):
+def test_teststream_streaming_run(corpus, gpt2_file, hf_ids, tmp_path):
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
     from apache_beam.testing.test_stream import TestStream
     from apache_beam.testing.util import assert_that, equal_to
+
+    import corpustok
 
     from corpustok.pipeline.read import read_documents
     from corpustok.pipeline.shards import config_hash
@@ -298,17 +314,17 @@ def test_teststream_streaming_run(corpus, tmp_path):
     opts = PipelineOptions(["--streaming"])
     with beam.Pipeline(runner=BundleBasedDirectRunner(), options=opts) as p:
         docs = (p | stream
-                | beam.ParDo(Tokenize(SymbolTokenizer))
+                | beam.ParDo(Tokenize(functools.partial(corpustok.load, gpt2_file)))  # a factory
                 | WriteTokenShards(out, "test", config_hash({}))
                 | beam.Map(lambda e: (e["shard"], e["documents"])))
         assert_that(docs, equal_to([(b.name, b.table.num_rows) for b in batches]))
     rows = _shard_rows(out)
     assert {k: v[0] for k, v in rows.items()} == {
-        k: reference_symbols(w[1]) for k, w in expect.items() if k[0] == files[3]}
+        k: hf_ids(w[1]) for k, w in expect.items() if k[0] == files[3]}
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
-def test_sigkill_at_random_moment_then_rerun_is_byte_identical(tmp_path):
+def test_sigkill_at_random_moment_then_rerun_is_byte_identical(gpt2_file, tmp_path):
     import random
     import signal
     import subprocess
@@ -317,22 +333,26 @@ def test_sigkill_at_random_moment_then_rerun_is_byte_identical(tmp_path):
     texts = _sample_texts()
     inp = tmp_path / "big.jsonl"
     with open(inp, "w", encoding="utf-8") as f:
-        for i in range(12000):
+        for i in range(6000):
             f.write(json.dumps({"id": i, "text": texts[i % len(texts)]}) + "\n")
-    tests = os.path.dirname(__file__)
-    code = ("import sys; sys.path.insert(0, %r)\n"
-            "from test_pipeline_double import SymbolTokenizer\n"
-            "from corpustok.pipeline.run import tokenize\n"
-            "tokenize([%r], sys.argv[1], SymbolTokenizer, shard_bytes=50_000, eos=513)\n"
-            % (tests, str(inp)))
 
-    def start(out):
-        return subprocess.Popen([sys.executable, "-c", code, out], start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def start(out):  # the CLI, as a user runs it
+        return subprocess.Popen([sys.executable, "-m", "corpustok.pipeline.cli", "tokenize",
+                                 str(inp), "--tokenizer", gpt2_file, "--out", out, "--eos",
+                                 "<|endoftext|>", "--shard-mb", "0.025", "--no-progress"],
+                                start_new_session=True, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
 
     def entries(out):
         return {f for f in os.listdir(out) if f.endswith(".manifest.json")} \
             if os.path.isdir(out) else set()
+
+    def kill(proc):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it finished before the chosen moment
+            pass
+        proc.wait()
 
     def first_shard_time(out, proc):
         """Seconds until a new shard entry appears in ``out`` (the writing phase)."""
@@ -357,12 +377,58 @@ def test_sigkill_at_random_moment_then_rerun_is_byte_identical(tmp_path):
     # First kill anywhere in the run (start-up included), second one inside the writing phase.
     proc = start(resumed)
     time.sleep(rng.uniform(0, writing_starts + writing))
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill(proc)
     proc = start(resumed)
     first_shard_time(resumed, proc)
     time.sleep(rng.uniform(0, writing))
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill(proc)
     assert start(resumed).wait(timeout=120) == 0
     assert _folder_bytes(resumed) == _folder_bytes(clean), f"seed {seed}"
+
+
+@pytest.mark.slow
+def test_100mb_document_is_tokenized_in_bounded_memory(gpt2_file, tmp_path):
+    """A 100 MB document goes through the stream path; the run's peak RSS above a tiny run's
+    stays within a fixed multiple of the document (ids, Arrow and Parquet buffers), and the
+    shard decodes back to the document."""
+    import resource
+    import subprocess
+
+    import corpustok
+
+    texts = _sample_texts()
+    unit = "\n".join(texts)
+    big = (unit * (100_000_000 // len(unit.encode()) + 1)).encode()[:100_000_000]
+    big = big.decode("utf-8", "ignore")
+    big_file = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"id": ["small", "big"], "text": ["tiny", big]}), big_file,
+                   compression="zstd")
+    tiny_file = tmp_path / "tiny.parquet"
+    pq.write_table(pa.table({"id": ["small"], "text": ["tiny"]}), tiny_file)
+
+    def peak_rss(path, out):
+        code = ("import resource, sys\n"
+                "from corpustok.pipeline.cli import main\n"
+                "rc = main(['tokenize', sys.argv[1], '--tokenizer', sys.argv[2], '--out', "
+                "sys.argv[3], '--no-progress'])\n"
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+                "sys.exit(rc)\n")
+        res = subprocess.run([sys.executable, "-c", code, str(path), gpt2_file, str(out)],
+                             capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return int(res.stdout.split()[-1]) * 1024
+
+    base = peak_rss(tiny_file, tmp_path / "tiny")
+    peak = peak_rss(big_file, tmp_path / "out")
+    grown = peak - base
+    print(f"100 MB document: peak RSS {peak / 2**20:.0f} MiB, {grown / 2**20:.0f} MiB above a "
+          f"tiny run")
+    assert grown < 12 * len(big.encode())
+    rows = {}
+    for name in os.listdir(tmp_path / "out"):
+        if name.endswith(".parquet"):
+            for r in pq.read_table(tmp_path / "out" / name).to_pylist():
+                rows[r["id"]] = r
+    tok = corpustok.load(gpt2_file)
+    assert rows["big"]["n_bytes"] == len(big.encode())
+    assert tok.decode(rows["big"]["tokens"]) == big
