@@ -64,6 +64,8 @@ class WordPiece:
     ``BertPreTokenizer()`` and ``WordPiece(vocab, unk_token, max_input_chars_per_word)``.
     ``recognize_special_tokens=True`` additionally matches ``special_tokens`` written in the
     raw text, as HF matches its (non-normalized) added tokens; by default they are plain text.
+    The kernel arrays are built on first use (about 2 s for a 30k vocabulary; ``cache=`` keeps
+    them in an ``.npz`` keyed by the vocabulary and options).
     """
 
     def __init__(self, tokens, *, lowercase=True, strip_accents=None, handle_chinese_chars=True,
@@ -98,8 +100,16 @@ class WordPiece:
                 raise ValueError(f"special token {t!r} is not in the vocabulary")
         self.special_tokens = list(special_tokens)
         self.recognize_special_tokens = bool(recognize_special_tokens)
-        self._arrays = self._load_or_build(cache)
+        self._cache = None if cache is None else os.fspath(cache)
+        self._built = None
         self._decode_tables = None
+
+    @property
+    def _arrays(self):
+        """The kernel arrays, built (or read from the cache) on first use."""
+        if self._built is None:
+            self._built = self._load_or_build(self._cache)
+        return self._built
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -178,7 +188,8 @@ class WordPiece:
                     return {k: z[k] for k in z.files if k != "key"}
         arrays = self._build()
         if cache is not None:
-            np.savez(cache, key=np.array(key), **arrays)
+            with open(cache, "wb") as f:  # a file object: np.savez would append ".npz"
+                np.savez(f, key=np.array(key), **arrays)
         return arrays
 
     def _build(self):

@@ -239,9 +239,11 @@ def gather_pieces(ids, offsets, first_off, first_bytes, next_off, next_bytes, ou
         for k in range(offsets[d], offsets[d + 1]):
             t = ids[k]
             if k == offsets[d]:
-                src = first_bytes[first_off[t]:first_off[t + 1]]
+                for q in range(first_off[t], first_off[t + 1]):
+                    buf[j] = first_bytes[q]
+                    j += 1
             else:
-                src = next_bytes[next_off[t]:next_off[t + 1]]
-            buf[j:j + len(src)] = src
-            j += len(src)
+                for q in range(next_off[t], next_off[t + 1]):
+                    buf[j] = next_bytes[q]
+                    j += 1
     return buf

@@ -341,6 +341,7 @@ def test_hf_json_and_vocab_txt_load():
 def test_npz_cache(tmp_path):
     cache = tmp_path / "wp.npz"
     a = WordPiece.from_vocab(VOCAB, cache=cache)
+    a.encode("built on first use")
     assert cache.exists()
     b = WordPiece.from_vocab(VOCAB, cache=cache)
     assert a.memory_report() == b.memory_report()

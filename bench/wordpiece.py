@@ -1,0 +1,182 @@
+"""Benchmark: corpustok E2E WordPiece vs HF tokenizers (single thread) vs TF Text.
+
+    .venv/bin/python bench/wordpiece.py [--max-mb 4] [--runs 3] [--full]
+
+Single-thread MB/s and tokens/s on the shared corpus (each line one document, bert-base-uncased,
+BERT uncased options) for corpustok, HF ``tokenizers`` ``encode_batch`` with
+``RAYON_NUM_THREADS=1`` and, when ``tensorflow_text`` is importable, TF Text
+``FastBertTokenizer``; medians of ``--runs`` runs, ratios against the peers; then linear-scaling
+runs on adversarial input. Wall-clock and process CPU time are both printed because the
+machine may be shared: CPU time (all threads of this process; every contender runs on one
+thread) is what the work costs when a core is not being time-sliced with other jobs.
+"""
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ["RAYON_NUM_THREADS"] = "1"  # before tokenizers is imported
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import tokenizers  # noqa: E402
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # noqa: E402
+
+import corpustok  # noqa: E402
+from corpustok._arrow import utf8_batch  # noqa: E402
+from corpustok.wordpiece import WordPiece  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+VOCAB = ROOT / "tests" / "data" / "bert-base-uncased" / "vocab.txt"
+
+
+def machine():
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"machine: {platform.machine()} {cpu}, {os.cpu_count()} cores, load {load:.1f}; "
+            f"python {platform.python_version()}, numba {numba.__version__}, numpy "
+            f"{np.__version__}, pyarrow {pa.__version__}, tokenizers {tokenizers.__version__}, "
+            f"corpustok {corpustok.__version__}")
+
+
+def timed(fn, runs):
+    """Median wall and process-CPU seconds of ``runs`` calls (after one warm-up call)."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(runs):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def hf_reference():
+    vocab = {line.rstrip("\n"): i for i, line in enumerate(open(VOCAB, encoding="utf-8"))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return tok
+
+
+def tf_text():
+    try:
+        import tensorflow as tf
+        import tensorflow_text as tft
+    except ImportError as e:
+        print(f"TF Text: not available ({e}); its column is skipped")
+        return None
+    vocab = [line.rstrip("\n") for line in open(VOCAB, encoding="utf-8")]
+    fast = tft.FastBertTokenizer(vocab, lower_case_nfd_strip_accents=True)
+    return lambda lines: fast.tokenize(tf.constant(lines))
+
+
+def corpus_table(args):
+    t = time.perf_counter()
+    wp = WordPiece.from_vocab(VOCAB)
+    print(f"model: bert-base-uncased, {wp.vocab_size} tokens, built in "
+          f"{time.perf_counter() - t:.1f} s, {wp.memory_bytes / 2**20:.2f} MiB of arrays "
+          f"(trie {(wp.memory_report()['da'] + wp.memory_report()['info']) / 2**20:.2f} MiB)")
+    hf = hf_reference()
+    tf_fn = tf_text()
+    files = sorted((SHARED / "corpus").glob("*.txt.xz"))
+    if not files:
+        sys.exit(f"no corpus under {SHARED}/corpus")
+    import lzma
+    rows = []
+    tot = {"bytes": 0, "tokens": 0, "ours": [0.0, 0.0], "hf": [0.0, 0.0], "tf": [0.0, 0.0]}
+    print(f"\n{'file':<24}{'MB':>7}{'docs':>9}{'tokens':>10}  {'corpustok MB/s':>15}"
+          f"{'HF MB/s':>9}{'TF MB/s':>9}{'x HF':>7}  (wall; CPU in brackets)")
+    for path in files:
+        with lzma.open(path, "rb") as f:
+            raw = f.read() if args.full else f.read(int(args.max_mb * 2**20))
+        raw = raw[: raw.rfind(b"\n") + 1] if not args.full else raw
+        lines = raw.decode("utf-8").splitlines()
+        arr = pa.array(lines, pa.large_string())
+        batch = utf8_batch(arr)
+        n_bytes = int(batch.offsets[-1])
+        ids, _, _ = wp.encode_arrays(batch)
+        ours = timed(lambda: wp.encode_arrays(batch), args.runs)
+        theirs = timed(lambda: hf.encode_batch(lines, add_special_tokens=False), args.runs)
+        tf_t = timed(lambda: tf_fn(lines), args.runs) if tf_fn else None
+        mb = n_bytes / 1e6
+        tf_s = f"{mb / tf_t[0]:9.1f}" if tf_t else f"{'-':>9}"
+        print(f"{path.name[:-7]:<24}{mb:7.1f}{len(lines):9d}{len(ids):10d}  "
+              f"{mb / ours[0]:7.1f} [{mb / ours[1]:5.1f}]{mb / theirs[0]:9.1f}{tf_s}"
+              f"{theirs[0] / ours[0]:7.1f}")
+        tot["bytes"] += n_bytes
+        tot["tokens"] += len(ids)
+        for key, t in (("ours", ours), ("hf", theirs), ("tf", tf_t)):
+            if t:
+                tot[key][0] += t[0]
+                tot[key][1] += t[1]
+    mb = tot["bytes"] / 1e6
+    o, h = tot["ours"], tot["hf"]
+    print(f"\nTOTAL {mb:.1f} MB, {tot['tokens']} tokens, medians of {args.runs} runs per file:")
+    print(f"  corpustok E2E : {mb / o[0]:7.1f} MB/s wall ({mb / o[1]:.1f} CPU), "
+          f"{tot['tokens'] / o[0] / 1e6:.2f} M tokens/s")
+    print(f"  HF tokenizers : {mb / h[0]:7.1f} MB/s wall ({mb / h[1]:.1f} CPU), "
+          f"{tot['tokens'] / h[0] / 1e6:.2f} M tokens/s  (RAYON_NUM_THREADS=1)")
+    if tf_fn:
+        t = tot["tf"]
+        print(f"  TF Text       : {mb / t[0]:7.1f} MB/s wall; corpustok / TF = {t[0] / o[0]:.2f}x")
+    else:
+        print("  TF Text       : not installed (tensorflow-text is not installable here)")
+    print(f"  corpustok / HF = {h[0] / o[0]:.1f}x wall, {h[1] / o[1]:.1f}x CPU")
+
+
+def scaling(args):
+    print("\nLinear scaling on adversarial input (corpustok, median MB/s; equal rates = linear):")
+    wp = WordPiece.from_vocab(VOCAB)
+    long_tokens = (["[UNK]"] + ["a" * k for k in range(1, 201)]
+                   + ["##" + "a" * k for k in range(1, 201)])
+    long_vocab = WordPiece(long_tokens, max_input_chars_per_word=2**31 - 1)
+    word = "abcdefghij" * 10
+    cases = [
+        ("one letter, no spaces", wp, lambda n: ["a" * n], "e2e"),
+        ("100-char word repeated", wp, lambda n: [(word + " ") * (n // 101)], "e2e"),
+        ("long-token vocab, a^n one word", long_vocab, lambda n: ["a" * n], "words"),
+        ("long-token vocab, (a^199 b)*", long_vocab, lambda n: [("a" * 199 + "b") * (n // 200)],
+         "words"),
+    ]
+    for name, model, make, mode in cases:
+        rates = []
+        for size in (1 << 20, 16 << 20):
+            docs = make(size)
+            if mode == "e2e":
+                batch = utf8_batch(docs)
+                wall, cpu = timed(lambda: model.encode_arrays(batch), args.runs)
+            else:
+                wall, cpu = timed(lambda: model.encode_words(docs), args.runs)
+            rates.append(f"{size >> 20:2d} MB: {size / 1e6 / wall:7.1f} ({size / 1e6 / cpu:7.1f} CPU)")
+        print(f"  {name:<34}" + "   ".join(rates))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--max-mb", type=float, default=4.0, help="MiB read from each corpus file")
+    ap.add_argument("--full", action="store_true", help="whole corpus files")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-scaling", action="store_true")
+    args = ap.parse_args()
+    print(machine())
+    corpus_table(args)
+    if not args.no_scaling:
+        scaling(args)
+
+
+if __name__ == "__main__":
+    main()
