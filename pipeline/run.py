@@ -188,9 +188,9 @@ def summary(result: RunResult) -> str:
              f"{c.get('shards_skipped', 0)} already complete)",
              "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
                                 or "none"),
-             f"  time       {result.seconds:.1f} s"
-             + (f", {c.get('bytes', 0) / 1e6 / result.seconds:,.1f} MB/s tokenized this run"
-                if result.seconds > 0 else "")]
+             f"  time       {result.seconds:.1f} s, Beam start-up included"
+             + (f" ({c.get('bytes', 0) / 1e6 / result.seconds:,.1f} MB/s tokenized this run)"
+                if c.get("bytes") else "")]
     for e in result.manifest["errors"]:
         lines.append(f"  ERROR {e['source']}: {e['error']}")
     return "\n".join(lines)
