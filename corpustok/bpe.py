@@ -129,7 +129,7 @@ class BytePairTokenizer:
                                      "come from the same training run")
             left[k], right[k], new[k] = self._vocab[a], self._vocab[b], self._vocab[a + b]
             pairs.append((a, b))
-        self._pair_keys, self._pair_vals = build_pair_table(left, right, new)
+        self._pairs = build_pair_table(left, right, new)
         return pairs
 
     def _cache(self):
@@ -289,8 +289,14 @@ class BytePairTokenizer:
 
     # ---- encoding ---------------------------------------------------------------------------
     def _encode(self, data, offsets, recognize_special, final):
+        # One array signature for every caller (Arrow buffers are read-only, offsets of
+        # streams are not): each extra signature costs seconds of compilation on a cold cache.
+        if data.flags.writeable:
+            data = data.view()
+            data.setflags(write=False)
+        offsets = np.array(offsets, np.int64)
         return encode_docs(data, offsets, self._code, gpt2_classes(), self._sym_id,
-                           self._pair_keys, self._pair_vals, *self._cache(),
+                           self._pairs, *self._cache(),
                            self._sp_data, self._sp_match_off, self._sp_id, self._sp_first,
                            bool(recognize_special) and len(self._specials) > 0, final)
 
@@ -401,7 +407,7 @@ class _StreamEncoder:
         batch = utf8_batch([text])
         data = self._buf + batch.data[batch.offsets[0]:batch.offsets[1]].tobytes()
         held = self._held_from(data)
-        arr = np.frombuffer(data, np.uint8) if data else np.zeros(1, np.uint8)
+        arr = np.frombuffer(data or b"\0", np.uint8)
         ids, _, _, stop = self._tok._encode(arr, np.array([0, held], np.int64),
                                             self._recognize, False)
         self._buf = data[stop:]
@@ -409,7 +415,7 @@ class _StreamEncoder:
 
     def finish(self):
         data, self._buf = self._buf, b""
-        arr = np.frombuffer(data, np.uint8) if data else np.zeros(1, np.uint8)
+        arr = np.frombuffer(data or b"\0", np.uint8)
         ids, _, _, _ = self._tok._encode(arr, np.array([0, len(data)], np.int64),
                                          self._recognize, True)
         return ids.tolist()

@@ -31,59 +31,61 @@ LOW32 = np.int64(0xFFFFFFFF)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _pair_slot(keys, key):
+def _pair_slot(pairs, key):
     """Slot of ``key`` in the pair table, or of the empty slot where it would go. O(1)
-    expected (load factor <= 1/2, linear probing)."""
-    mask = len(keys) - 1
+    expected (load factor <= 1/2, linear probing). Slot ``s`` is ``pairs[2s]`` (the key) and
+    ``pairs[2s + 1]`` (the value): one cache line per lookup."""
+    mask = (len(pairs) >> 1) - 1
     x = key * PAIR_MULT
     s = (x ^ (x >> 29)) & mask
-    while keys[s] != -1 and keys[s] != key:
+    while pairs[2 * s] != -1 and pairs[2 * s] != key:
         s = (s + 1) & mask
     return s
 
 
 @njit(nogil=True, cache=True)
-def fill_pair_table(left, right, new_id, keys, vals):
+def fill_pair_table(left, right, new_id, pairs):
     """Insert merge ``k`` = ``(left[k], right[k]) -> (rank k, new_id[k])`` for every ``k``
-    into ``keys``/``vals`` (size a power of two >= 2 * merges, ``keys`` filled with -1).
+    into ``pairs`` (2 * a power of two >= 2 * merges entries, keys -1 when empty).
 
     A pair listed twice keeps its last rank, as HF's merge map does. O(merges) expected.
     """
     for k in range(len(left)):
         key = (np.int64(left[k]) << 32) | np.int64(right[k])
-        s = _pair_slot(keys, key)
-        keys[s] = key
-        vals[s] = (np.int64(k) << 32) | np.int64(new_id[k])
+        s = _pair_slot(pairs, key)
+        pairs[2 * s] = key
+        pairs[2 * s + 1] = (np.int64(k) << 32) | np.int64(new_id[k])
 
 
 def build_pair_table(left, right, new_id):
-    """``(keys, vals)`` of the pair table for merges given as three int arrays (rank order)."""
+    """The pair table (flat int64 key/value slots) of merges given as three int arrays in
+    rank order."""
     size = 16
     while size < 2 * len(left):
         size *= 2
-    keys = np.full(size, -1, np.int64)
-    vals = np.zeros(size, np.int64)
+    pairs = np.zeros(2 * size, np.int64)
+    pairs[0::2] = -1
     fill_pair_table(np.asarray(left, np.int64), np.asarray(right, np.int64),
-                    np.asarray(new_id, np.int64), keys, vals)
-    return keys, vals
+                    np.asarray(new_id, np.int64), pairs)
+    return pairs
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _pair(keys, vals, a, b):
+def _pair(pairs, a, b):
     """``rank << 32 | new_id`` of the pair ``(a, b)``, or -1. O(1) expected."""
     key = (np.int64(a) << 32) | np.int64(b)
-    s = _pair_slot(keys, key)
-    if keys[s] == key:
-        return vals[s]
+    s = _pair_slot(pairs, key)
+    if pairs[2 * s] == key:
+        return pairs[2 * s + 1]
     return -1
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_short(ids, n, keys, vals, rank, new):
+def merge_short(ids, n, pairs, rank, new):
     """Merge ``ids[:n]`` in place by rescanning for the lowest-rank pair (leftmost on ties);
     returns the new length. O(n^2), fastest for the short chunks that dominate text."""
     for k in range(n - 1):
-        v = _pair(keys, vals, ids[k], ids[k + 1])
+        v = _pair(pairs, ids[k], ids[k + 1])
         rank[k] = NO_RANK if v < 0 else v >> 32
         new[k] = v & LOW32
     while n > 1:
@@ -103,7 +105,7 @@ def merge_short(ids, n, keys, vals, rank, new):
             new[k] = new[k + 1]
         n -= 1
         for k in range(max(b - 1, 0), min(b + 1, n - 1)):
-            v = _pair(keys, vals, ids[k], ids[k + 1])
+            v = _pair(pairs, ids[k], ids[k + 1])
             rank[k] = NO_RANK if v < 0 else v >> 32
             new[k] = v & LOW32
     return n
@@ -145,12 +147,12 @@ def _heap_pop(heap, size):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _set_pair(ids, nxt, n, k, keys, vals, rank, new, heap, size):
+def _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size):
     """Look up the pair starting at live position ``k`` and push it when the merges hold it."""
     q = nxt[k]
     rank[k] = NO_RANK
     if q < n:
-        v = _pair(keys, vals, ids[k], ids[q])
+        v = _pair(pairs, ids[k], ids[q])
         if v >= 0:
             rank[k] = v >> 32
             new[k] = v & LOW32
@@ -159,7 +161,7 @@ def _set_pair(ids, nxt, n, k, keys, vals, rank, new, heap, size):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_long(ids, n, keys, vals, rank, new, nxt, prv, heap):
+def merge_long(ids, n, pairs, rank, new, nxt, prv, heap):
     """Merge ``ids[:n]`` in place with a min-heap of ``(rank, position)`` over a linked list of
     live positions; returns the new length. Stale heap entries are skipped by checking the
     position's current pair rank, so each step is O(log n): O(n log n) in all.
@@ -173,7 +175,7 @@ def merge_long(ids, n, keys, vals, rank, new, nxt, prv, heap):
         nxt[k] = k + 1
         prv[k] = k - 1
     for k in range(n):
-        size = _set_pair(ids, nxt, n, k, keys, vals, rank, new, heap, size)
+        size = _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size)
     while size > 0:
         item, size = _heap_pop(heap, size)
         k = item & LOW32
@@ -187,9 +189,9 @@ def merge_long(ids, n, keys, vals, rank, new, nxt, prv, heap):
         nxt[k] = r
         if r < n:
             prv[r] = k
-        size = _set_pair(ids, nxt, n, k, keys, vals, rank, new, heap, size)
+        size = _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size)
         if prv[k] >= 0:
-            size = _set_pair(ids, nxt, n, prv[k], keys, vals, rank, new, heap, size)
+            size = _set_pair(ids, nxt, n, prv[k], pairs, rank, new, heap, size)
     m = 0
     k = 0
     while k < n:
@@ -311,14 +313,14 @@ def _cache_find(meta, c_key, data, s, e, h):
 
 
 @njit(nogil=True, cache=True)
-def encode_long_chunk(data, s, e, substrate, sym_id, keys, vals, out, j):
+def encode_long_chunk(data, s, e, substrate, sym_id, pairs, out, j):
     """Encode a chunk too long for the batch kernel's work arrays straight into ``out[j:]``
     with :func:`merge_long` (work arrays sized to the chunk); returns ``(ids, U+FFFD)``.
     O(m log m) for m symbols."""
     m = symbol_total(data, s, e, substrate)
     ids = np.empty(m, np.int32)
     n, bad = chunk_symbols(data, s, e, substrate, sym_id, ids)
-    n = merge_long(ids, n, keys, vals, np.empty(n, np.int64), np.empty(n, np.int64),
+    n = merge_long(ids, n, pairs, np.empty(n, np.int64), np.empty(n, np.int64),
                    np.empty(n, np.int64), np.empty(n, np.int64), np.empty(3 * n + 1, np.int64))
     out[j:j + n] = ids[:n]
     return n, bad
@@ -348,7 +350,7 @@ WORK = 1024  # symbols a chunk may have to go through the batch kernel's own wor
 
 
 @njit(nogil=True, cache=True)
-def encode_docs(data, offsets, substrate, cls, sym_id, keys, vals, meta, c_key, c_ids,
+def encode_docs(data, offsets, substrate, cls, sym_id, pairs, meta, c_key, c_ids,
                 sp_data, sp_off, sp_id, sp_first, recognize, final):
     """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
 
@@ -410,7 +412,7 @@ def encode_docs(data, offsets, substrate, cls, sym_id, keys, vals, meta, c_key, 
                         break
                 length = e - i
                 if length > WORK:
-                    n, r = encode_long_chunk(data, i, e, substrate, sym_id, keys, vals, out, j)
+                    n, r = encode_long_chunk(data, i, e, substrate, sym_id, pairs, out, j)
                     j += n
                     bad += r
                     i = e
@@ -431,13 +433,13 @@ def encode_docs(data, offsets, substrate, cls, sym_id, keys, vals, meta, c_key, 
                     continue
                 n, r = chunk_symbols(data, i, e, substrate, sym_id, ids)
                 if n <= SHORT:
-                    n = merge_short(ids, n, keys, vals, rank, new)
+                    n = merge_short(ids, n, pairs, rank, new)
                     for k in range(n):
                         out[j + k] = ids[k]
                     if length <= CACHE_KEY and n <= CACHE_IDS:
                         _cache_put(meta, c_key, c_ids, -1 - slot, data, i, e, h, ids, n, r)
                 else:
-                    n, r = encode_long_chunk(data, i, e, substrate, sym_id, keys, vals, out, j)
+                    n, r = encode_long_chunk(data, i, e, substrate, sym_id, pairs, out, j)
                 j += n
                 bad += r
                 i = e

@@ -159,16 +159,16 @@ def merge_cases(draw):
 @given(merge_cases())
 def test_merge_kernels_equal_gpt2_reference(case):
     ranks, seq = case
-    pairs = sorted(ranks.items(), key=lambda kv: kv[1][0])
-    keys, vals = build_pair_table([p[0] for p, _ in pairs], [p[1] for p, _ in pairs],
-                                  [v[1] for _, v in pairs])
+    merges = sorted(ranks.items(), key=lambda kv: kv[1][0])
+    pairs = build_pair_table([p[0] for p, _ in merges], [p[1] for p, _ in merges],
+                             [v[1] for _, v in merges])
     want = ref_merge(seq, ranks)
     n = len(seq)
     for fn, extra in ((merge_short, ()), (merge_long, (np.empty(n, np.int64),
                                                       np.empty(n, np.int64),
                                                       np.empty(3 * n + 1, np.int64)))):
         ids = np.array(seq + [0], np.int32)
-        m = fn(ids, n, keys, vals, np.empty(n + 1, np.int64), np.empty(n + 1, np.int64), *extra)
+        m = fn(ids, n, pairs, np.empty(n + 1, np.int64), np.empty(n + 1, np.int64), *extra)
         assert ids[:m].tolist() == want, fn.__name__
 
 
@@ -351,11 +351,24 @@ def test_encode_batch_nulls_slices_and_arrays(gpt2):
     assert gpt2.decode_batch(out) == ["hello world", None, "", "性能"]
 
 
-def test_invalid_utf8_counts_replacements(trained):
+TEXT_ALPHABET = st.sampled_from(list(" \n\t'sdlrevtmowAN1!.,<|>pé\u00a0\u3000性能😀\ue100ж")
+                                + list(SPECIALS))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(TEXT_ALPHABET, max_size=40).map("".join), max_size=6))
+def test_encode_batch_equals_hf_on_random_text(trained, texts):
+    substrate, vocab, merges, tok = trained
+    hf = hf_bpe(vocab, merges)
+    assert tok.encode_batch(texts).to_pylist() == [hf_presplit_ids(hf, t, substrate)
+                                                   for t in texts]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(max_size=40).map(
+    lambda b: b.replace(b"\x00", b"\xe6").replace(b"\x01", b"\xf0\x9f")), max_size=8))
+def test_invalid_utf8_counts_replacements(trained, docs):
     tok = trained[3]
-    rnd = random.Random(11)
-    docs = [bytes(rnd.choice(b"ab \xe6\x80\xbf\xf0\x9f\xed\xa0\xc3\xff") for _ in range(30))
-            for _ in range(200)]
     ids, offsets, replaced = tok.encode_arrays(corpustok._arrow.utf8_batch(
         pa.array(docs, pa.binary())))
     for d, raw in enumerate(docs):
@@ -407,3 +420,13 @@ def test_bad_files_raise_with_position(tmp_path):
         BytePairTokenizer({"a": 0}, [], "latin1")
     with pytest.raises(ValueError, match="no symbol"):
         BytePairTokenizer({"a": 0, "\u4e00": 1}, [], "utf8")
+
+
+def test_threads_share_a_tokenizer(gpt2):
+    """Each thread has its own chunk cache, so concurrent batches give the serial result."""
+    from concurrent.futures import ThreadPoolExecutor
+    batches = [SAMPLE.splitlines()[k::4] * 20 for k in range(4)]
+    want = [gpt2.encode_batch(b).to_pylist() for b in batches]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda b: gpt2.encode_batch(b).to_pylist(), batches * 3))
+    assert got == want * 3
