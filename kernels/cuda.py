@@ -294,10 +294,15 @@ def to_device(data, offsets):
     return cuda.to_device(host_data), cuda.to_device(host_offs)
 
 
-def encode_on_device(d_data, d_offsets, substrate, threads=THREADS, per_thread=PER_THREAD):
+def encode_on_device(d_data, d_offsets, substrate, threads=THREADS, per_thread=PER_THREAD,
+                     timings=None):
     """Symbols of a batch already on the device, left there: ``(symbols uint16, out_offsets
     int64, replaced int64)`` device arrays. One scalar (the symbol total) comes back to the
-    host to size the output. O(bytes) work in O(bytes / (threads * per_thread)) blocks."""
+    host to size the output. O(bytes) work in O(bytes / (threads * per_thread)) blocks.
+
+    ``timings``, a dict, receives the milliseconds of each pass measured with CUDA events
+    (``count``, ``scan``, ``write``), for benchmarks.
+    """
     _cuda()
     count_kernel, scan_kernel, write_kernel = kernels(threads, per_thread)
     n = d_data.shape[0]
@@ -311,12 +316,26 @@ def encode_on_device(d_data, d_offsets, substrate, threads=THREADS, per_thread=P
     local = cuda.device_array(nblocks * threads, np.uint16)
     totals = cuda.device_array(nblocks, np.int64)
     starts = cuda.device_array(nblocks + 1, np.int64)
+    events = [cuda.event() for _ in range(5)] if timings is not None else None
+    if events:
+        events[0].record()
     count_kernel[nblocks, threads](d_data, d_offsets, substrate, local, totals, replaced)
+    if events:
+        events[1].record()
     scan_kernel[1, threads](totals, starts)
+    if events:
+        events[2].record()
     total = int(starts[nblocks:].copy_to_host()[0])
     symbols = cuda.device_array(total, np.uint16)
+    if events:
+        events[3].record()
     write_kernel[nblocks, threads](d_data, d_offsets, substrate, local, starts, out_offsets,
                                    symbols)
+    if events:
+        events[4].record()
+        events[4].synchronize()
+        for name, (a, b) in {"count": (0, 1), "scan": (1, 2), "write": (3, 4)}.items():
+            timings[name] = events[a].elapsed_time(events[b])
     return symbols, out_offsets, replaced
 
 

@@ -148,6 +148,31 @@ def test_simulator_slow():
     _child("slow")
 
 
+def test_kernels_compile_for_hopper(monkeypatch):
+    """The real CUDA compiler, stricter than the simulator, types and lowers every kernel to
+    sm_90 PTX. Needs NVVM (``pip install numba-cuda[cu12]``), not a GPU; skips without it."""
+    if SIMULATOR or importlib.util.find_spec("numba.cuda") is None:
+        pytest.skip("needs the real numba.cuda target")
+    from numba import cuda
+
+    if getattr(cuda, "implementation", "") != "NVIDIA":
+        pytest.skip("the built-in CUDA target needs a driver to compile device calls")
+    from numba.cuda import dispatcher
+
+    # Device functions are compiled for "the current device": pretend to have an H100/H200.
+    hopper = type("Hopper", (), {"compute_capability": (9, 0)})()
+    monkeypatch.setattr(dispatcher, "get_current_device", lambda: hopper)
+    arrays = "uint8[::1], int64[::1], int64, uint16[::1], int64[::1]"
+    signatures = [f"void({arrays}, int64[::1])", "void(int64[::1], int64[::1])",
+                  f"void({arrays}, int64[::1], uint16[::1])"]
+    for kernel, sig in zip(kc.kernels(), signatures):
+        try:
+            ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
+        except ImportError as e:  # NvvmSupportError / CudaSupportError: no NVVM installed
+            pytest.skip(f"no NVVM to compile with: {e}")
+        assert ".target sm_90" in ptx and ".local" not in ptx  # no spills to local memory
+
+
 # --- CUDA (or simulator) against the CPU kernel and the reference ------------------------
 @needs_kernels
 def test_simulator_reports_available():
