@@ -40,7 +40,9 @@ MAX_SYMBOLS_PER_BYTE = 3  # an invalid byte becomes U+FFFD: 3 UTF-8 symbols
 # may run past the tile: 4 symbols (a 4-byte character) for as little as 1 byte inside.
 STATIC_SHARED_LIMIT = 48 * 1024  # bytes of static shared memory a CUDA block may use
 THREADS = 256
-PER_THREAD = 16
+# 4 x odd: thread t's bytes start in shared-memory bank 5t mod 32, so the 32 threads of a warp
+# walking their chunks hit 32 different banks (16 would give 4-way bank conflicts).
+PER_THREAD = 20
 cuda = None  # numba.cuda once imported: a module global, so the simulator can swap it
 
 
