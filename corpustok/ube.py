@@ -15,6 +15,7 @@ of the other alphabet arrives, so decoding is lossless for every valid input and
 Python's ``errors="replace"`` for every malformed symbol sequence.
 """
 import codecs
+import logging
 from functools import lru_cache
 
 import numpy as np
@@ -23,6 +24,8 @@ from ._arrow import list_array, string_array, utf8_batch
 from .kernels.ube import SECOND, UBE, UTF8, UTF16, decode_symbols, encode_symbols
 
 SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
+DEVICES = ("cpu", "cuda", "auto")
+log = logging.getLogger(__name__)
 PUA_BASE = 0xE100  # second-alphabet byte b is the symbol string chr(PUA_BASE + b)
 
 __all__ = ["SUBSTRATES", "SYMBOL_STRINGS", "bytes_to_unicode", "alphabet", "substrate_code",
@@ -127,18 +130,38 @@ def from_symbols(symbols, substrate="ube"):
     return data.tobytes().decode("utf-8")
 
 
-def symbols_batch(texts, substrate="ube", *, return_replaced=False):
+def _encoder(device):
+    """The batch symbol encoder for ``device``: the CPU kernel or its CUDA twin."""
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
+    if device == "cpu":
+        return encode_symbols
+    from .kernels import cuda
+
+    if cuda.cuda_available():
+        return cuda.encode_symbols_cuda
+    if device == "cuda":
+        raise RuntimeError("device='cuda' but no CUDA GPU is available (install the cuda "
+                           "extra: pip install 'corpustok[cuda]', and check the driver), or "
+                           "use device='auto' to fall back to the CPU")
+    log.info("no CUDA GPU: using the CPU kernel")
+    return encode_symbols
+
+
+def symbols_batch(texts, substrate="ube", *, return_replaced=False, device="cpu"):
     """Symbol ids of a batch in one kernel call: a ``pyarrow.ListArray`` of uint16.
 
     ``texts``: a pyarrow string/large_string/binary array (chunked or not) or a list of
     ``str``/None. Nulls give null lists. Invalid UTF-8 in a binary array is read as
     ``bytes.decode("utf-8", "replace")`` reads it, and lone surrogates in ``str`` input become
     U+FFFD; with ``return_replaced=True`` the per-document count of those replacements is
-    returned too, as ``(lists, counts)``.
+    returned too, as ``(lists, counts)``. ``device="cuda"`` runs the CUDA twin of the kernel
+    (identical output; an error without a GPU), ``"auto"`` uses it when a GPU is present.
     """
+    code = substrate_code(substrate)
+    encode = _encoder(device)
     batch = utf8_batch(texts)
-    symbols, offsets, replaced = encode_symbols(batch.data, batch.offsets,
-                                                substrate_code(substrate))
+    symbols, offsets, replaced = encode(batch.data, batch.offsets, code)
     lists = list_array(offsets, symbols, batch.valid)
     if not return_replaced:
         return lists

@@ -209,3 +209,16 @@ def test_boundary_errors_are_clear():
         ube.symbols_batch("not a list")
     with pytest.raises(ValueError, match="outside"):
         ube.from_symbols_batch(pa.array([[300]], pa.list_(pa.uint16())), "utf8")
+
+
+def test_device_selection_without_a_gpu(monkeypatch):
+    from corpustok.kernels import cuda
+
+    monkeypatch.setattr(cuda, "cuda_available", lambda: False)
+    texts = ["GPU性能", None, "ok"]
+    expected = ube.symbols_batch(texts, "ube")
+    assert ube.symbols_batch(texts, "ube", device="auto").equals(expected)
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        ube.symbols_batch(texts, "ube", device="cuda")
+    with pytest.raises(ValueError, match="unknown device"):
+        ube.symbols_batch(texts, "ube", device="tpu")
