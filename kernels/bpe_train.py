@@ -46,6 +46,31 @@ def _rehash(hashes, n, size):
     return slots
 
 
+@njit(nogil=True, cache=True, _nrt=False)
+def _find_key(src, a, b, slots, hashes, key_off, keys):
+    """FNV-1a hash of ``src[a:b]`` and its slot in the count table: ``(hash, slot, entry)``,
+    entry EMPTY when absent (the slot is then where it goes). O(b - a) expected."""
+    h = FNV_OFFSET
+    for i in range(a, b):
+        h = (h ^ np.uint64(src[i])) * FNV_PRIME
+    mask = len(slots) - 1
+    s = np.int64(h & np.uint64(mask))
+    while True:
+        e = slots[s]
+        if e == EMPTY:
+            return h, s, e
+        if hashes[e] == h and key_off[e + 1] - key_off[e] == b - a:
+            k = key_off[e] - a
+            same = True
+            for i in range(a, b):
+                if keys[k + i] != src[i]:
+                    same = False
+                    break
+            if same:
+                return h, s, e
+        s = (s + 1) & mask
+
+
 @njit(nogil=True, cache=True)
 def count_add(src, starts, ends, weights, slots, hashes, counts, key_off, keys, n):
     """Add ``weights[c]`` to the count of byte string ``src[starts[c]:ends[c]]`` for every c.
@@ -57,36 +82,21 @@ def count_add(src, starts, ends, weights, slots, hashes, counts, key_off, keys, 
     for c in range(len(starts)):
         a = starts[c]
         b = ends[c]
-        h = FNV_OFFSET
-        for i in range(a, b):
-            h = (h ^ np.uint64(src[i])) * FNV_PRIME
-        mask = len(slots) - 1
-        s = np.int64(h & np.uint64(mask))
-        while True:
-            e = slots[s]
-            if e == EMPTY:
-                break
-            if hashes[e] == h and key_off[e + 1] - key_off[e] == b - a:
-                k = key_off[e]
-                same = True
-                for i in range(b - a):
-                    if keys[k + i] != src[a + i]:
-                        same = False
-                        break
-                if same:
-                    break
-            s = (s + 1) & mask
+        h, s, e = _find_key(src, a, b, slots, hashes, key_off, keys)
         if e != EMPTY:
             counts[e] += weights[c]
             continue
-        hashes = _grown(hashes, n + 1)
-        counts = _grown(counts, n + 1)
-        key_off = _grown(key_off, n + 2)
-        keys = _grown(keys, key_off[n] + b - a)
+        if n + 2 > len(key_off):  # the three arrays keep one length
+            hashes = _grown(hashes, n + 2)
+            counts = _grown(counts, n + 2)
+            key_off = _grown(key_off, n + 2)
+        if key_off[n] + b - a > len(keys):
+            keys = _grown(keys, key_off[n] + b - a)
         hashes[n] = h
         counts[n] = weights[c]
         k = key_off[n]
-        keys[k:k + b - a] = src[a:b]
+        for i in range(b - a):
+            keys[k + i] = src[a + i]
         key_off[n + 1] = k + b - a
         slots[s] = n
         n += 1
@@ -169,8 +179,11 @@ def _sift_down(i, size, hcount, hleft, hright, hpair, hlist):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _pair_hash(key):
-    h = np.uint64(key) * SEQ_BASE
-    return h ^ (h >> np.uint64(29))
+    """splitmix64 finalizer: every bit of (left, right) reaches the low bits used as slot."""
+    h = np.uint64(key)
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -183,24 +196,181 @@ def _pair_slot(pslots, pkey, key, h):
     return s
 
 
-@njit(nogil=True, cache=True)
-def _add_pair(key, h, s, n, pslots, pkey, phash, pcount, seen, gained):
-    """Insert pair ``key`` as index ``n`` at empty slot ``s``; returns the (grown) arrays."""
-    if n + 1 > len(pkey):
-        pkey = _grown(pkey, n + 1)
-        phash = _grown(phash, n + 1)
-        pcount = _grown(pcount, n + 1)
-        seen = _grown(seen, n + 1)
-        gained = _grown(gained, n + 1)
+@njit(nogil=True, cache=True, _nrt=False)
+def _pair_index(key, n, pslots, pkey, phash, pcount, seen, gained):
+    """Index of pair ``key``, inserted as index ``n`` when new; returns ``(index, n')``.
+    The caller guarantees room: ``len(pkey) > n`` and ``pslots`` under half full after."""
+    h = _pair_hash(key)
+    s = _pair_slot(pslots, pkey, key, h)
+    p = pslots[s]
+    if p != EMPTY:
+        return p, n
     pkey[n] = key
     phash[n] = h
     pcount[n] = 0
     seen[n] = EMPTY
     gained[n] = EMPTY
     pslots[s] = n
-    if 2 * (n + 1) > len(pslots):
-        pslots = _rehash(phash, n + 1, 2 * len(pslots))
-    return pslots, pkey, phash, pcount, seen, gained
+    return n, n + 1
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _count_pairs(sym, word_off, word_count, w, n, room, pslots, pkey, phash, pcount, seen,
+                 gained, inc_pair, inc_word, n_inc):
+    """Initial pair counts from word ``w`` on, until fewer than ``room`` new pairs could
+    still fit; records (pair, word) once per word. Returns ``(next word, n, n_inc)``."""
+    n_words = len(word_off) - 1
+    while w < n_words:
+        o = word_off[w]
+        L = word_off[w + 1] - o
+        if n + L > room:
+            break
+        for i in range(L - 1):
+            p, n = _pair_index((sym[o + i] << 32) | sym[o + i + 1], n, pslots, pkey, phash,
+                               pcount, seen, gained)
+            pcount[p] += word_count[w]
+            if seen[p] != w:
+                seen[p] = w
+                inc_pair[n_inc] = p
+                inc_word[n_inc] = w
+                n_inc += 1
+        w += 1
+    return w, n, n_inc
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _list_symbols(pool, a, b, wlen):
+    """Symbols in the words ``pool[a:b]`` (bounds the changes one merge can make)."""
+    total = 0
+    for k in range(a, b):
+        total += wlen[pool[k]]
+    return total
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _merge_words(pool, a, b, sym, word_off, wlen, left, right, new, ch_key, ch_sign, ch_word):
+    """Rewrite the words ``pool[a:b]`` as HF's ``Word::merge`` (left to right, no overlap)
+    and record the neighbour changes (prev, left) -1, (prev, new) +1, (right, next) -1,
+    (new, next) +1. Returns the number of changes (at most 2 per symbol)."""
+    n = 0
+    for k in range(a, b):
+        w = pool[k]
+        o = word_off[w]
+        L = wlen[w]
+        r = 0
+        out = 0
+        while r < L:
+            x = sym[o + r]
+            if x != left or r + 1 >= L or sym[o + r + 1] != right:
+                sym[o + out] = x
+                r += 1
+                out += 1
+                continue
+            if out > 0:
+                prev = sym[o + out - 1] << 32
+                ch_key[n] = prev | left
+                ch_sign[n] = -1
+                ch_word[n] = w
+                ch_key[n + 1] = prev | new
+                ch_sign[n + 1] = 1
+                ch_word[n + 1] = w
+                n += 2
+            if r + 2 < L:
+                nxt = sym[o + r + 2]
+                ch_key[n] = (right << 32) | nxt
+                ch_sign[n] = -1
+                ch_word[n] = w
+                ch_key[n + 1] = (new << 32) | nxt
+                ch_sign[n + 1] = 1
+                ch_word[n + 1] = w
+                n += 2
+            sym[o + out] = new
+            r += 2
+            out += 1
+        wlen[w] = out
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _apply_changes(n_ch, ch_key, ch_sign, ch_word, word_count, n, pslots, pkey, phash,
+                   pcount, seen, gained, touched, tcount):
+    """Add the changes to the pair counts. Pairs that gained are listed in ``touched`` in
+    first-gain order with their number of distinct words in ``tcount``; ``ch_key[g]`` and
+    ``ch_word[g]`` are overwritten with the gains (pair index, word), deduplicated per word.
+    Returns ``(n pairs, n touched, n gains)``."""
+    n_touched = 0
+    n_gain = 0
+    for k in range(n_ch):
+        w = ch_word[k]
+        q, n = _pair_index(ch_key[k], n, pslots, pkey, phash, pcount, seen, gained)
+        pcount[q] += ch_sign[k] * word_count[w]
+        if ch_sign[k] < 0 or seen[q] == w:
+            continue
+        seen[q] = w
+        if gained[q] == EMPTY:
+            gained[q] = n_touched
+            touched[n_touched] = q
+            tcount[n_touched] = 0
+            n_touched += 1
+        tcount[gained[q]] += 1
+        ch_key[n_gain] = q
+        ch_word[n_gain] = w
+        n_gain += 1
+    return n, n_touched, n_gain
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _push_gains(n_touched, touched, tcount, n_gain, gain_pair, gain_word, pool, pool_end,
+                lstart, llen, n_lists, pcount, pkey, seen, gained, size, hcount, hleft,
+                hright, hpair, hlist):
+    """One new word list and heap entry per pair that gained (HF pushes ``where_to_update``
+    with the current count). Returns ``(pool end, heap size)``."""
+    for k in range(n_touched):
+        lstart[n_lists + k] = pool_end
+        llen[n_lists + k] = 0
+        pool_end += tcount[k]
+    for k in range(n_gain):
+        l = n_lists + gained[gain_pair[k]]
+        pool[lstart[l] + llen[l]] = gain_word[k]
+        llen[l] += 1
+    for k in range(n_touched):
+        q = touched[k]
+        seen[q] = EMPTY
+        gained[q] = EMPTY
+        if pcount[q] > 0:
+            hcount[size] = pcount[q]
+            hleft[size] = pkey[q] >> 32
+            hright[size] = pkey[q] & 0xFFFFFFFF
+            hpair[size] = q
+            hlist[size] = n_lists + k
+            size += 1
+            _sift_up(size - 1, hcount, hleft, hright, hpair, hlist)
+    return pool_end, size
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _find_token(h, left, right, tok_slots, tok_hash, tok_off, tok_seq):
+    """Slot of the token spelling ``seq(left) + seq(right)`` (hash ``h``), or of the empty
+    slot where it goes; returns ``(slot, token or EMPTY)``."""
+    mask = len(tok_slots) - 1
+    la = tok_off[left + 1] - tok_off[left]
+    lb = tok_off[right + 1] - tok_off[right]
+    s = np.int64(h & np.uint64(mask))
+    while tok_slots[s] != EMPTY:
+        t = tok_slots[s]
+        if tok_hash[t] == h and tok_off[t + 1] - tok_off[t] == la + lb:
+            t0 = tok_off[t]
+            same = True
+            for i in range(la):
+                if tok_seq[t0 + i] != tok_seq[tok_off[left] + i]:
+                    same = False
+            for i in range(lb):
+                if tok_seq[t0 + la + i] != tok_seq[tok_off[right] + i]:
+                    same = False
+            if same:
+                return s, t
+        s = (s + 1) & mask
+    return s, EMPTY
 
 
 @njit(nogil=True, cache=True)
@@ -214,9 +384,10 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
     strings, which decides when a merged string already exists. Returns ``(left, right, new,
     tok_seq, tok_off)``: the merges in creation order and the token sequences with the created
     tokens appended. Cost: O(pair windows of the words) to start, then per merge
-    O(symbols of the words in its list + pushes * log heap); never a recount.
+    O(symbols of the words in its list + pushes * log heap); never a recount. The loops live
+    in small helpers compiled without NRT: inside this large function (whose arrays are
+    reassigned when they grow) the same loops ran ~50x slower.
     """
-    n_words = len(word_off) - 1
     sym = sym.copy()
     wlen = word_off[1:] - word_off[:-1]
     # Token sequences and their hash table (for "merged string already exists").
@@ -237,46 +408,45 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
     while 2 * n_tok > tsize:
         tsize *= 2
     tok_slots = np.full(tsize, EMPTY, np.int64)
-    tmask = tsize - 1
     for t in range(n_tok):
         if tok_off[t + 1] > tok_off[t]:
-            s = np.int64(tok_hash[t] & np.uint64(tmask))
+            s = np.int64(tok_hash[t] & np.uint64(tsize - 1))
             while tok_slots[s] != EMPTY:
-                s = (s + 1) & tmask
+                s = (s + 1) & (tsize - 1)
             tok_slots[s] = t
 
     # Pair table: key (left << 32 | right) -> pair index p with its count; seen[p] dedups the
-    # words of a list, gained[p] is p's slot among the pairs that gained in the current step.
+    # words of a list, gained[p] is p's rank among the pairs that gained in the current step.
     n_pairs = 0
-    pslots = np.full(1 << 12, EMPTY, np.int64)
-    pkey = np.empty(1 << 11, np.int64)
-    phash = np.empty(1 << 11, np.uint64)
-    pcount = np.empty(1 << 11, np.int64)
-    seen = np.empty(1 << 11, np.int64)
-    gained = np.empty(1 << 11, np.int64)
+    cap = 1 << 12
+    pslots = np.full(2 * cap, EMPTY, np.int64)
+    pkey = np.empty(cap, np.int64)
+    phash = np.empty(cap, np.uint64)
+    pcount = np.empty(cap, np.int64)
+    seen = np.empty(cap, np.int64)
+    gained = np.empty(cap, np.int64)
 
     # Initial pair counts and, per pair, the words holding it (HF's where_to_update).
-    inc_pair = np.empty(max(len(sym), 1), np.int64)  # (pair, word), deduplicated per word
+    inc_pair = np.empty(max(len(sym), 1), np.int64)
     inc_word = np.empty(max(len(sym), 1), np.int64)
     n_inc = 0
-    for w in range(n_words):
-        o = word_off[w]
-        for i in range(wlen[w] - 1):
-            key = (sym[o + i] << 32) | sym[o + i + 1]
-            h = _pair_hash(key)
-            s = _pair_slot(pslots, pkey, key, h)
-            p = pslots[s]
-            if p == EMPTY:
-                p = n_pairs
-                pslots, pkey, phash, pcount, seen, gained = _add_pair(
-                    key, h, s, n_pairs, pslots, pkey, phash, pcount, seen, gained)
-                n_pairs += 1
-            pcount[p] += word_count[w]
-            if seen[p] != w:
-                seen[p] = w
-                inc_pair[n_inc] = p
-                inc_word[n_inc] = w
-                n_inc += 1
+    w = 0
+    while w < len(word_off) - 1:
+        w, n_pairs, n_inc = _count_pairs(sym, word_off, word_count, w, n_pairs, len(pkey),
+                                         pslots, pkey, phash, pcount, seen, gained,
+                                         inc_pair, inc_word, n_inc)
+        if w < len(word_off) - 1:  # grow for the next word
+            need = n_pairs + word_off[w + 1] - word_off[w]
+            pkey = _grown(pkey, need)
+            phash = _grown(phash, need)
+            pcount = _grown(pcount, need)
+            seen = _grown(seen, need)
+            gained = _grown(gained, need)
+            size_slots = len(pslots)
+            while 2 * len(pkey) > size_slots:
+                size_slots *= 2
+            if size_slots > len(pslots):
+                pslots = _rehash(phash, n_pairs, size_slots)
     # Word lists: list l is pool[lstart[l]:lstart[l] + llen[l]]; list p belongs to pair p.
     llen = np.zeros(max(n_pairs, 1), np.int64)
     for k in range(n_inc):
@@ -295,14 +465,15 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
         fill[p] += 1
         seen[p] = EMPTY
     n_lists = n_pairs
+    inc_pair = inc_word = fill = np.empty(0, np.int64)
 
     # The heap of (count, left, right, pair, list) entries.
-    cap = max(2 * n_pairs, 16)
-    hcount = np.empty(cap, np.int64)
-    hleft = np.empty(cap, np.int64)
-    hright = np.empty(cap, np.int64)
-    hpair = np.empty(cap, np.int64)
-    hlist = np.empty(cap, np.int64)
+    hcap = max(2 * n_pairs, 16)
+    hcount = np.empty(hcap, np.int64)
+    hleft = np.empty(hcap, np.int64)
+    hright = np.empty(hcap, np.int64)
+    hpair = np.empty(hcap, np.int64)
+    hlist = np.empty(hcap, np.int64)
     size = 0
     for p in range(n_pairs):
         if pcount[p] > 0:
@@ -319,7 +490,8 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
     m_right = np.empty(1024, np.int64)
     m_new = np.empty(1024, np.int64)
     n_merges = 0
-    ch_pair = np.empty(1024, np.int64)  # gains of one step: (pair, word)
+    ch_key = np.empty(1024, np.int64)
+    ch_sign = np.empty(1024, np.int64)
     ch_word = np.empty(1024, np.int64)
     touched = np.empty(1024, np.int64)
     tcount = np.empty(1024, np.int64)
@@ -345,33 +517,19 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
         if count < 1 or count < min_frequency:
             break
         # The merged token: the id of an equal existing sequence, else the next id.
-        la = tok_off[left + 1] - tok_off[left]
-        lb = tok_off[right + 1] - tok_off[right]
         h = tok_hash[left] * tok_pow[right] + tok_hash[right]
-        s = np.int64(h & np.uint64(tmask))
-        new = EMPTY
-        while tok_slots[s] != EMPTY:
-            t = tok_slots[s]
-            if tok_hash[t] == h and tok_off[t + 1] - tok_off[t] == la + lb:
-                a0 = tok_off[left]
-                b0 = tok_off[right]
-                t0 = tok_off[t]
-                if np.array_equal(tok_seq[t0:t0 + la], tok_seq[a0:a0 + la]) and \
-                        np.array_equal(tok_seq[t0 + la:t0 + la + lb], tok_seq[b0:b0 + lb]):
-                    new = t
-                    break
-            s = (s + 1) & tmask
+        s, new = _find_token(h, left, right, tok_slots, tok_hash, tok_off, tok_seq)
         if new == EMPTY:
             new = n_tok
+            la = tok_off[left + 1] - tok_off[left]
+            lb = tok_off[right + 1] - tok_off[right]
             tok_off = _grown(tok_off, n_tok + 2)
             tok_hash = _grown(tok_hash, n_tok + 1)
             tok_pow = _grown(tok_pow, n_tok + 1)
             base = tok_off[n_tok]
             tok_seq = _grown(tok_seq, base + la + lb)
-            a0 = tok_off[left]
-            b0 = tok_off[right]
-            tok_seq[base:base + la] = tok_seq[a0:a0 + la]
-            tok_seq[base + la:base + la + lb] = tok_seq[b0:b0 + lb]
+            tok_seq[base:base + la] = tok_seq[tok_off[left]:tok_off[left] + la]
+            tok_seq[base + la:base + la + lb] = tok_seq[tok_off[right]:tok_off[right] + lb]
             tok_off[n_tok + 1] = base + la + lb
             tok_hash[n_tok] = h
             tok_pow[n_tok] = tok_pow[left] * tok_pow[right]
@@ -379,105 +537,54 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
             n_tok += 1
             if 2 * n_tok > len(tok_slots):
                 tok_slots = _rehash(tok_hash, n_tok, 2 * len(tok_slots))
-                tmask = len(tok_slots) - 1
-        m_left = _grown(m_left, n_merges + 1)
-        m_right = _grown(m_right, n_merges + 1)
-        m_new = _grown(m_new, n_merges + 1)
+        if n_merges == len(m_left):
+            m_left = _grown(m_left, n_merges + 1)
+            m_right = _grown(m_right, n_merges + 1)
+            m_new = _grown(m_new, n_merges + 1)
         m_left[n_merges] = left
         m_right[n_merges] = right
         m_new[n_merges] = new
         n_merges += 1
 
-        # Rewrite the words of this entry's list as HF's Word::merge does (left to right, no
-        # overlap) and apply the neighbour changes: (prev, left) -1, (prev, new) +1,
-        # (right, next) -1, (new, next) +1.
-        n_ch = 0
-        n_touched = 0
-        for k in range(lstart[lst], lstart[lst] + llen[lst]):
-            w = pool[k]
-            o = word_off[w]
-            L = wlen[w]
-            c = word_count[w]
-            r = 0
-            out = 0
-            while r < L:
-                x = sym[o + r]
-                if x != left or r + 1 >= L or sym[o + r + 1] != right:
-                    sym[o + out] = x
-                    r += 1
-                    out += 1
-                    continue
-                for change in range(4):
-                    if change < 2:
-                        if out == 0:
-                            continue
-                        key = (sym[o + out - 1] << 32) | (left if change == 0 else new)
-                    else:
-                        if r + 2 >= L:
-                            continue
-                        key = ((right if change == 2 else new) << 32) | sym[o + r + 2]
-                    h = _pair_hash(key)
-                    s = _pair_slot(pslots, pkey, key, h)
-                    q = pslots[s]
-                    if q == EMPTY:
-                        q = n_pairs
-                        pslots, pkey, phash, pcount, seen, gained = _add_pair(
-                            key, h, s, n_pairs, pslots, pkey, phash, pcount, seen, gained)
-                        n_pairs += 1
-                    if change == 0 or change == 2:
-                        pcount[q] -= c
-                        continue
-                    pcount[q] += c
-                    if seen[q] == w:
-                        continue
-                    seen[q] = w
-                    if gained[q] == EMPTY:
-                        touched = _grown(touched, n_touched + 1)
-                        tcount = _grown(tcount, n_touched + 1)
-                        gained[q] = n_touched
-                        touched[n_touched] = q
-                        tcount[n_touched] = 0
-                        n_touched += 1
-                    tcount[gained[q]] += 1
-                    ch_pair = _grown(ch_pair, n_ch + 1)
-                    ch_word = _grown(ch_word, n_ch + 1)
-                    ch_pair[n_ch] = q
-                    ch_word[n_ch] = w
-                    n_ch += 1
-                sym[o + out] = new
-                r += 2
-                out += 1
-            wlen[w] = out
-        # A new word list and heap entry per pair that gained, as HF pushes where_to_update.
+        # Rewrite the words of this entry's list, then apply the neighbour changes.
+        a = lstart[lst]
+        b = a + llen[lst]
+        bound = 2 * _list_symbols(pool, a, b, wlen)
+        if bound > len(ch_key):
+            ch_key = _grown(ch_key, bound)
+            ch_sign = _grown(ch_sign, bound)
+            ch_word = _grown(ch_word, bound)
+            touched = _grown(touched, bound)
+            tcount = _grown(tcount, bound)
+        n_ch = _merge_words(pool, a, b, sym, word_off, wlen, left, right, new, ch_key,
+                            ch_sign, ch_word)
+        need = n_pairs + n_ch
+        if need > len(pkey):
+            pkey = _grown(pkey, need)
+            phash = _grown(phash, need)
+            pcount = _grown(pcount, need)
+            seen = _grown(seen, need)
+            gained = _grown(gained, need)
+        if 2 * need > len(pslots):
+            size_slots = len(pslots)
+            while 2 * need > size_slots:
+                size_slots *= 2
+            pslots = _rehash(phash, n_pairs, size_slots)
+        n_pairs, n_touched, n_gain = _apply_changes(
+            n_ch, ch_key, ch_sign, ch_word, word_count, n_pairs, pslots, pkey, phash, pcount,
+            seen, gained, touched, tcount)
         lstart = _grown(lstart, n_lists + n_touched)
         llen = _grown(llen, n_lists + n_touched)
-        pool = _grown(pool, pool_end + n_ch)
-        for k in range(n_touched):
-            lstart[n_lists + k] = pool_end
-            llen[n_lists + k] = 0
-            pool_end += tcount[k]
-        for k in range(n_ch):
-            l = n_lists + gained[ch_pair[k]]
-            pool[lstart[l] + llen[l]] = ch_word[k]
-            llen[l] += 1
-        for k in range(n_touched):
-            q = touched[k]
-            seen[q] = EMPTY
-            gained[q] = EMPTY
-            if pcount[q] > 0:
-                if size + 1 > len(hcount):
-                    hcount = _grown(hcount, size + 1)
-                    hleft = _grown(hleft, size + 1)
-                    hright = _grown(hright, size + 1)
-                    hpair = _grown(hpair, size + 1)
-                    hlist = _grown(hlist, size + 1)
-                hcount[size] = pcount[q]
-                hleft[size] = pkey[q] >> 32
-                hright[size] = pkey[q] & 0xFFFFFFFF
-                hpair[size] = q
-                hlist[size] = n_lists + k
-                size += 1
-                _sift_up(size - 1, hcount, hleft, hright, hpair, hlist)
+        pool = _grown(pool, pool_end + n_gain)
+        if size + n_touched > len(hcount):
+            hcount = _grown(hcount, size + n_touched)
+            hleft = _grown(hleft, size + n_touched)
+            hright = _grown(hright, size + n_touched)
+            hpair = _grown(hpair, size + n_touched)
+            hlist = _grown(hlist, size + n_touched)
+        pool_end, size = _push_gains(n_touched, touched, tcount, n_gain, ch_key, ch_word, pool,
+                                     pool_end, lstart, llen, n_lists, pcount, pkey, seen,
+                                     gained, size, hcount, hleft, hright, hpair, hlist)
         n_lists += n_touched
     return (m_left[:n_merges].copy(), m_right[:n_merges].copy(), m_new[:n_merges].copy(),
             tok_seq[:tok_off[n_tok]].copy(), tok_off[:n_tok + 1].copy())
