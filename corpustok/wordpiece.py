@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import FILE_FORMAT
-from ._arrow import list_array, string_array, utf8_batch
+from ._arrow import _replace_surrogates, list_array, string_array, utf8_batch
 from .kernels import wordpiece as K
 from .kernels.wordpiece_build import build_trie, e2e_table, in_ranges, symbol_table, two_level
 
@@ -47,8 +47,9 @@ def _cleanup(piece):
 
 
 def _pieces(strings):
-    """UTF-8 pool and int64 offsets of a list of strings."""
-    raw = [s.encode("utf-8", "surrogatepass") for s in strings]
+    """``(offsets int64, UTF-8 bytes)`` of a list of strings (lone surrogates -> U+FFFD, as
+    the kernels read text)."""
+    raw = [_replace_surrogates(s)[0] for s in strings]
     off = np.zeros(len(raw) + 1, np.int64)
     np.cumsum([len(r) for r in raw], out=off[1:])
     return off, np.frombuffer(b"".join(raw) or b"\0", np.uint8).copy()
@@ -61,7 +62,10 @@ class WordPiece:
     ``tokenizer.json`` with a WordPiece model) or :func:`corpustok.load`. Ids never include
     ``[CLS]``/``[SEP]``. Guarantee: ids equal those of HF ``tokenizers`` built from
     ``BertNormalizer(clean_text, handle_chinese_chars, strip_accents, lowercase)``,
-    ``BertPreTokenizer()`` and ``WordPiece(vocab, unk_token, max_input_chars_per_word)``.
+    ``BertPreTokenizer()`` and ``WordPiece(vocab, unk_token, max_input_chars_per_word)``, with
+    one documented limit: HF's NFD (``strip_accents``) reorders runs of combining marks, and the
+    table maps characters one at a time; the two differ only in the order of the 25 spacing
+    marks (Mc) that have a non-zero combining class, none of which is in the BERT vocabularies.
     ``recognize_special_tokens=True`` additionally matches ``special_tokens`` written in the
     raw text, as HF matches its (non-normalized) added tokens; by default they are plain text.
     The kernel arrays are built on first use (about 2 s for a 30k vocabulary; ``cache=`` keeps
@@ -238,9 +242,9 @@ class WordPiece:
     # ----------------------------------------------------------------- encoding
     def _e2e_args(self):
         a = self._arrays
-        return (a["ascii_tab"], a["stage1"], a["stage2"], a["exp_off"], a["exp_pool"],
-                a["da"], a["info"], a["pool"], a["params"], a["suffix_only"], a["sp_first"], a["sp_off"],
-                a["sp_bytes"], a["sp_ids"])
+        return tuple(a[k] for k in ("ascii_tab", "stage1", "stage2", "exp_off", "exp_pool", "da",
+                                    "info", "pool", "params", "suffix_only", "sp_first",
+                                    "sp_off", "sp_bytes", "sp_ids"))
 
     def _capacity(self, n_bytes, n_docs):
         return int(n_bytes * float(self._arrays["items_per_byte"])) + n_docs + 1

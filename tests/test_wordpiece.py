@@ -21,6 +21,8 @@ CONFIGS = {
     "cased": dict(lowercase=False, strip_accents=False, handle_chinese_chars=True),
     "cased_strip": dict(lowercase=False, strip_accents=True, handle_chinese_chars=True),
     "no_chinese": dict(lowercase=True, strip_accents=None, handle_chinese_chars=False),
+    "no_clean": dict(lowercase=True, strip_accents=None, handle_chinese_chars=True,
+                     clean_text=False),  # beyond the four
 }
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 SCALARS = np.array([c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF])
@@ -43,7 +45,7 @@ def hf(config, special=False):
     tok = Tokenizer(models.WordPiece(vocab_dict(), unk_token="[UNK]",
                                      max_input_chars_per_word=100))
     tok.normalizer = normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=o["handle_chinese_chars"],
+        clean_text=o.get("clean_text", True), handle_chinese_chars=o["handle_chinese_chars"],
         strip_accents=o["strip_accents"], lowercase=o["lowercase"])
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     if special:
