@@ -143,6 +143,7 @@ def _heap_above(hcount, hleft, hright, x, y):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _heap_swap(x, y, hcount, hleft, hright, hpair, hlist):
+    """Swap heap entries x and y (the heap is five parallel arrays). O(1)."""
     hcount[x], hcount[y] = hcount[y], hcount[x]
     hleft[x], hleft[y] = hleft[y], hleft[x]
     hright[x], hright[y] = hright[y], hright[x]
@@ -179,7 +180,7 @@ def _sift_down(i, size, hcount, hleft, hright, hpair, hlist):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _pair_hash(key):
-    """splitmix64 finalizer: every bit of (left, right) reaches the low bits used as slot."""
+    """O(1) splitmix64 finalizer: every bit of (left, right) reaches the low bits used as slot."""
     h = np.uint64(key)
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
