@@ -2,9 +2,10 @@
 
 The trie is over *symbols*: dense ids ``1..A`` of the characters that occur in the vocabulary
 (0 = a character no token contains, so any word holding it is ``[UNK]``). A transition is
-``t = base[node] + sym`` accepted iff ``check[t] == node``: O(1), two loads. Node data lives in
-two ``int32`` matrices, ``da[slot] = (base, check)`` (the hot pair, kept small for the cache) and
-``info[slot] = (fail, pop_off, pop_len, token)``:
+``t = base[node] + sym`` accepted iff ``check[t] == node``: O(1). The pair is packed in one
+``int64`` per slot, ``da[slot] = check << 32 | base``, so a step is one load (the walk keeps the
+current node's word in a register); the cold data is ``int32 info[slot] = (fail, pop_off,
+pop_len, token)``:
 
 * ``fail``: failure link (-1 = none) and ``pool[pop_off : pop_off + pop_len]`` the token ids
   emitted when it is followed (the "failure pops"); ``token`` is the node's own id or -1.
@@ -38,7 +39,7 @@ KIND_EXPAND = 4
 KIND_SPECIAL = 5  # internal: a special token matched in the raw text
 KIND_END = 6  # internal: end of a document
 
-BASE, CHECK = range(2)
+LOW32 = 0xFFFFFFFF  # base = da[slot] & LOW32 (bases are >= 0), check = da[slot] >> 32
 FAIL, POP_OFF, POP_LEN, TOKEN = range(4)
 ST_NODE, ST_WORD_LEN, ST_DEAD, ST_WORD_START = range(4)
 STATE_SIZE = 4
@@ -70,7 +71,9 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
     unk = params[1]
     max_chars = params[2]
     n_docs = len(offsets) - 1
+    specials = len(sp_off) > 1
     node = state[ST_NODE]
+    nx = da[node]
     word_len = state[ST_WORD_LEN]
     dead = state[ST_DEAD]
     word_start = state[ST_WORD_START]
@@ -92,7 +95,7 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
             elif i < doc_stop:
                 b = np.int64(data[i])
                 k = -1
-                if sp_first[b]:
+                if specials and sp_first[b]:
                     best_len = 0
                     for s in range(len(sp_off) - 1):
                         a = sp_off[s]
@@ -122,14 +125,17 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
             if v >= 0:
                 if word_len == 0:
                     node = 0
+                    nx = da[0]
                     dead = 0
                     word_start = n_out
                 while True:  # the rest of the word while it stays ASCII: no dispatch per char
                     word_len += 1
                     if dead == 0:
-                        t = da[node, BASE] + v
-                        if da[t, CHECK] == node and word_len <= max_chars:
+                        t = (nx & LOW32) + v
+                        y = da[t]
+                        if (y >> 32) == node and word_len <= max_chars:
                             node = t
+                            nx = y
                         elif word_len > max_chars or v == 0:
                             dead = 1
                         else:
@@ -143,16 +149,18 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
                                     out[n_out] = pool[off + q]
                                     n_out += 1
                                 node = f
-                                t = da[node, BASE] + v
-                                if da[t, CHECK] == node:
+                                t = (da[node] & LOW32) + v
+                                y = da[t]
+                                if (y >> 32) == node:
                                     node = t
+                                    nx = y
                                     break
                         if dead != 0:
                             n_out = word_start
                     if ep < ep_end or i >= doc_stop:
                         break
                     b = np.int64(data[i])
-                    if b >= 0x80 or sp_first[b]:
+                    if b >= 0x80 or (specials and sp_first[b]):
                         break
                     v = np.int64(ascii_tab[b])
                     if v < 0:
@@ -188,8 +196,8 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
                     n_out = word_start + 1
                 word_len = 0
             if kind == KIND_ISOLATED:  # punctuation or spaced CJK: a one-character word
-                t = da[0, BASE] + payload
-                if max_chars >= 1 and payload != 0 and da[t, CHECK] == 0:
+                t = (da[0] & LOW32) + payload
+                if max_chars >= 1 and payload != 0 and (da[t] >> 32) == 0:
                     if t == suffix_root:
                         for q in range(len(suffix_only)):
                             out[n_out] = suffix_only[q]

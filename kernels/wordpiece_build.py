@@ -8,7 +8,7 @@ from collections import deque
 
 import numpy as np
 
-from .wordpiece import (BASE, CHECK, FAIL, KIND_EXPAND, KIND_ISOLATED, KIND_REMOVED, KIND_WS,
+from .wordpiece import (FAIL, KIND_EXPAND, KIND_ISOLATED, KIND_REMOVED, KIND_WS,
                         POP_LEN, POP_OFF, TOKEN)
 
 N_CODEPOINTS = 0x110000
@@ -148,21 +148,22 @@ def build_trie(tokens, suffix):
             queue.append(children[u][c])
     slot, base, size = _double_array(children, order)
     m = size + len(alphabet) + 1
-    da = np.zeros((m, 2), np.int32)
-    da[:, CHECK] = -1
-    da[0, CHECK] = -2
+    base_of = np.zeros(m, np.int64)
+    check = np.full(m, -1, np.int64)
+    check[0] = -2
     info = np.zeros((m, 4), np.int32)
     info[:, FAIL] = -1
     info[:, TOKEN] = -1
     for u in range(len(children)):
         s = slot[u]
-        da[s, BASE] = base.get(u, 0)
+        base_of[s] = base.get(u, 0)
         info[s, FAIL] = slot[fail[u]] if fail[u] >= 0 else -1
         info[s, POP_OFF] = pop_off[u]
         info[s, POP_LEN] = pop_len[u]
         info[s, TOKEN] = data[u]
         for v in children[u].values():
-            da[slot[v], CHECK] = s
+            check[slot[v]] = s
+    da = (check << 32) | base_of
     return da, info, pool, np.array(alphabet, np.int32), int(slot[suffix_root])
 
 
