@@ -132,14 +132,15 @@ def _cmd_tokenize(args, beam_args):
 
 
 def _cmd_train(args, beam_args):
+    import corpustok
     from .train import train
-    tok, info = train(args.inputs, vocab_size=args.vocab_size, substrate=args.substrate,
-                      id_column=args.id_column, text_column=args.text_column,
-                      beam_args=beam_args, workers=args.workers)
-    tok.save(args.out)
+    info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
+                 id_column=args.id_column, text_column=args.text_column, beam_args=beam_args,
+                 workers=args.workers)
+    tok = corpustok.load(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
-          f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB) in "
-          f"{info['seconds']:.1f} s -> {args.out}")
+          f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "
+          f"{info['chunks']:,} distinct chunks) in {info['seconds']:.1f} s -> {args.out}")
     for e in info["errors"]:
         print(f"  ERROR {e}")
     return EXIT_INPUT_ERRORS if info["errors"] else EXIT_OK

@@ -19,14 +19,16 @@ def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
         # Until the BPE tokenizer and its trainer land: the codec demo.
         from corpustok import demo
         return demo.run()
+    import corpustok
+
     from .run import summary, tokenize
     from .train import train
     from .verify import verify_shards
     sample = sample_path()
     os.makedirs(out_dir, exist_ok=True)
-    tok, info = train([sample], vocab_size=vocab_size, substrate="ube", workers=workers)
     tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")
-    tok.save(tok_file)
+    info = train([sample], tok_file, vocab_size=vocab_size, substrate="ube", workers=workers)
+    tok = corpustok.load(tok_file)
     say(f"corpustok main: trained a UBE BPE tokenizer ({tok.vocab_size:,} ids) on the embedded "
         f"UDHR sample ({info['documents']:,} documents, {info['bytes'] / 1e6:.2f} MB) in "
         f"{info['seconds']:.1f} s -> {tok_file}")

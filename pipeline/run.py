@@ -75,9 +75,9 @@ class Progress:
     """A status line fed by shard entries appearing in the output folder (runner-agnostic:
     worker processes need not share anything with the driver)."""
 
-    def __init__(self, out_dir, stream=sys.stderr, interval=None):
+    def __init__(self, out_dir, stream=None, interval=None):
         self._out = out_dir
-        self._stream = stream
+        self._stream = stream = stream or sys.stderr
         self._tty = stream.isatty()
         self._interval = interval or (0.5 if self._tty else 10.0)
         self._seen = {f for f in os.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}

@@ -1,36 +1,85 @@
-"""Training a byte-level BPE tokenizer from corpus files."""
+"""Training a byte-level BPE tokenizer from corpus files with Beam.
+
+``ReadDocuments`` feeds its Arrow tables to ``CountChunks`` (one kernel call per table, counts
+merged across workers), and one final step learns the merges from the merged counts with
+``train_from_counts`` and writes the tokenizer file. Counting is the distributed part; merge
+learning runs once, on the (much smaller) table of unique chunks.
+"""
+import json
+import os
+import shutil
+import tempfile
 import time
 
-import pyarrow as pa
+import pyarrow.compute as pc
 
-from .read import READ_ERRORS, expand_inputs, read_documents
+from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
+from .shards import write_json
 
-
-def _texts(files, id_column, text_column, errors):
-    """Texts of every readable input (binary columns decoded with U+FFFD replacement)."""
-    for f in files:
-        try:
-            for b in read_documents(f, id_column, text_column):
-                text = b.table.column("text")
-                if pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
-                    yield from (x.decode("utf-8", "replace") for x in text.to_pylist() if x)
-                else:
-                    yield from (x for x in text.to_pylist() if x)
-        except READ_ERRORS as e:
-            errors.append(str(e))
+SIZES = "sizes.json"
 
 
-def train(inputs, vocab_size, substrate="ube", id_column="id", text_column="text",
-          beam_args=(), workers=None):
-    """``(BytePairTokenizer, info)`` trained on ``inputs``; ``info`` has documents, bytes,
-    seconds and the errors of unreadable inputs."""
+def _sizes(batch):
+    """(documents, UTF-8 bytes) of one DocBatch's non-empty texts."""
+    text = batch.table.column("text")
+    lengths = pc.binary_length(text)
+    return (int(pc.sum(pc.greater(lengths, 0)).as_py() or 0), int(pc.sum(lengths).as_py() or 0))
+
+
+def _add(pairs):
+    docs = nbytes = 0
+    for d, b in pairs:
+        docs += d
+        nbytes += b
+    return docs, nbytes
+
+
+def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, info_dir):
     from corpustok import BytePairTokenizer
+    from corpustok.bpe_train import train_from_counts
+    vocab, merges = train_from_counts(counts, vocab_size, substrate=substrate)
+    BytePairTokenizer(vocab, merges, substrate=substrate).save(out)
+    write_json(os.path.join(info_dir, SIZES),
+               {"documents": sizes[0], "bytes": sizes[1], "chunks": len(counts),
+                "errors": sorted(f"{e.source}: {e.error}" for e in errors)})
+
+
+def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column="text",
+          beam_args=(), workers=None, shard_bytes=DEFAULT_SHARD_BYTES):
+    """Train a BPE tokenizer on ``inputs`` (files or globs) and save it to ``out``.
+
+    Returns ``info``: documents, bytes, unique chunks, seconds, and the errors of unreadable
+    inputs (the rest is still used). Raises ValueError for bad arguments.
+    """
+    import apache_beam as beam
+
+    from corpustok.ube import substrate_code
+
+    from .count import CountChunks
+    from .run import beam_options
+    from .transforms import ReadDocuments
+
+    substrate_code(substrate)  # fail on a bad substrate before reading a corpus
     files = expand_inputs(inputs)
+    options, runner = beam_options(beam_args, workers)
+    info_dir = tempfile.mkdtemp(prefix="corpustok-train-")
     t0 = time.perf_counter()
-    errors = []
-    texts = list(_texts(files, id_column, text_column, errors))
-    tok = BytePairTokenizer.train(texts, vocab_size, substrate=substrate)
-    info = {"documents": len(texts), "bytes": sum(len(t.encode("utf-8", "replace"))
-                                                   for t in texts),
-            "seconds": time.perf_counter() - t0, "errors": errors}
-    return tok, info
+    try:
+        with beam.Pipeline(runner=runner, options=options) as p:
+            read = p | "ReadDocuments" >> ReadDocuments(files, id_column, text_column,
+                                                        shard_bytes, DEFAULT_SHARD_ROWS)
+            tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)
+            sizes = (read["batches"] | "Sizes" >> beam.Map(_sizes)
+                     | "AddSizes" >> beam.CombineGlobally(_add))
+            errors = read["errors"] | "AllErrors" >> beam.combiners.ToList()
+            (tables
+             | "CountChunks" >> CountChunks("text")
+             | "LearnMerges" >> beam.Map(_learn_and_save, beam.pvalue.AsSingleton(sizes),
+                                         beam.pvalue.AsSingleton(errors), out, vocab_size,
+                                         substrate, info_dir))
+        with open(os.path.join(info_dir, SIZES), encoding="utf-8") as f:
+            info = json.load(f)
+    finally:
+        shutil.rmtree(info_dir, ignore_errors=True)
+    info["seconds"] = time.perf_counter() - t0
+    return info

@@ -98,3 +98,44 @@ def test_encode_decode(tmp_path, capsys):
                      for t in ("Hello, world!", "naïve café")]
     assert main(["decode", "--tokenizer", BERT_VOCAB] + lines[0].split()) == 0
     assert capsys.readouterr().out.strip() == hf.decode(list(map(int, lines[0].split())))
+
+
+def test_train_with_beam_counting_equals_in_memory_training(tmp_path, capsys):
+    from corpustok import BytePairTokenizer
+    import corpustok
+    with open(SAMPLE, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    half = len(texts) // 2  # two inputs of different formats
+    a = tmp_path / "a.jsonl.gz"
+    with gzip.open(a, "wt", encoding="utf-8") as f:
+        for i, t in enumerate(texts[:half]):
+            f.write(json.dumps({"id": i, "text": t}) + "\n")
+    import pyarrow as pa
+    b = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"id": list(range(half, len(texts))), "text": texts[half:]}), b,
+                   row_group_size=200)
+    out = tmp_path / "ube.json"
+    assert main(["train", str(a), str(b), "--substrate", "ube", "--vocab-size", "800",
+                 "--out", str(out)]) == 0
+    assert f"on {len(texts):,} documents" in capsys.readouterr().out
+    got = corpustok.load(out)
+    want = BytePairTokenizer.train(texts, 800, substrate="ube")
+    assert got.vocab == want.vocab and got.merges == want.merges
+    # encode/decode through the CLI round-trip a multilingual text
+    text = texts[-1]
+    assert main(["encode", "--tokenizer", str(out), text]) == 0
+    ids = capsys.readouterr().out.split()
+    assert [int(i) for i in ids] == want.encode(text)
+    assert main(["decode", "--tokenizer", str(out)] + ids) == 0
+    assert capsys.readouterr().out == text + "\n"
+
+
+def test_main_job_trains_tokenizes_and_verifies(tmp_path, capsys):
+    assert main(["main", "--out", str(tmp_path / "out"), "--vocab-size", "600"]) == 0
+    printed = capsys.readouterr().out
+    assert "corpustok: COMPLETED" in printed
+    assert "decode back to their input text" in printed
+    with open(tmp_path / "out" / "shards" / "manifest.json", encoding="utf-8") as f:
+        manifest = json.load(f)
+    with open(SAMPLE, encoding="utf-8") as f:
+        assert manifest["totals"]["documents"] == sum(1 for _ in f)
