@@ -1,4 +1,4 @@
-"""The ``corpustok`` command line: train, tokenize, encode, decode, main.
+"""The ``corpustok`` command line: train, tokenize, encode, decode, main, report.
 
 Exit codes: 0 success; 1 the job completed but some input could not be read (named in the
 summary and in manifest.json); 2 bad arguments or input (message on stderr). Beam is imported
@@ -115,6 +115,9 @@ def _parser():
                     help="vocabulary size to train (default: %(default)s)")
     mn.add_argument("--workers", type=int, default=None,
                     help="local worker processes (default: one in-process worker)")
+
+    from .report import add_report_parser
+    add_report_parser(sub)
     return parser
 
 
@@ -191,6 +194,9 @@ def main(argv=None):
             return _cmd_encode(args)
         if args.command == "decode":
             return _cmd_decode(args)
+        if args.command == "report":
+            from .report import run_report
+            return run_report(args)
         return _cmd_main(args)
     except (ValueError, TypeError, OSError) as e:
         print(f"corpustok {args.command}: error: {e}", file=sys.stderr)

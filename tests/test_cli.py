@@ -31,7 +31,7 @@ def _subparsers():
 
 def test_help_explains_every_option(capsys):
     subs = _subparsers()
-    assert set(subs) == {"train", "tokenize", "encode", "decode", "main"}
+    assert set(subs) == {"train", "tokenize", "encode", "decode", "main", "report"}
     for name, sub in subs.items():
         assert sub.description, name
         for action in sub._actions:
