@@ -466,7 +466,7 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
         fill[p] += 1
         seen[p] = EMPTY
     n_lists = n_pairs
-    inc_pair = inc_word = fill = np.empty(0, np.int64)
+    inc_pair = inc_word = fill = np.empty(0, np.int64)  # free the scratch before merging
 
     # The heap of (count, left, right, pair, list) entries.
     hcap = max(2 * n_pairs, 16)
