@@ -100,9 +100,9 @@ class BytePairTokenizer:
         self._sp_off = np.zeros(size + 1, np.int64)
         np.cumsum(sp_lengths, out=self._sp_off[1:])
         self._sym_id = np.array([self._vocab.get(s, -1) for s in SYMBOL_STRINGS], np.int32)
-        # special-token matcher tables (longest first is not needed: the kernel keeps the longest)
+        # special-token matcher: any order, the kernel keeps the longest match at a position
         enc = [s.encode("utf-8", "surrogatepass") for s in specials]
-        self._sp_data = np.frombuffer(b"".join(enc), np.uint8) if enc else np.zeros(1, np.uint8)
+        self._sp_data = np.frombuffer(b"".join(enc) or b"\0", np.uint8)  # read-only either way
         self._sp_match_off = np.zeros(len(enc) + 1, np.int64)
         np.cumsum([len(b) for b in enc], out=self._sp_match_off[1:])
         self._sp_id = np.array([self._vocab[s] for s in specials], np.int32)
@@ -114,6 +114,7 @@ class BytePairTokenizer:
 
     def _build_merges(self, merges):
         pairs = []
+        specials = set(self._specials)
         left = np.empty(len(merges), np.int64)
         right = np.empty(len(merges), np.int64)
         new = np.empty(len(merges), np.int64)
@@ -123,7 +124,7 @@ class BytePairTokenizer:
                 raise ValueError(f"merges[{k}] = {pair!r}: expected a pair of token strings")
             a, b = pair
             for part in (a, b, a + b):
-                if part not in self._vocab or part in self._specials:
+                if part not in self._vocab or part in specials:
                     raise ValueError(f"merges[{k}] = ({a!r}, {b!r}): {part!r} is not a "
                                      "(non-special) vocabulary token; merges and vocab must "
                                      "come from the same training run")

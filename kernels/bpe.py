@@ -1,15 +1,15 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
-A model is three flat arrays built once per vocabulary (:func:`build_pair_table`):
-``sym_id`` maps the 512 base symbols (see :mod:`corpustok.kernels.ube`) to token ids (-1 when
-the vocabulary lacks the symbol; such symbols are skipped, as HF's BPE model without an unknown
-token skips them), and an open-addressing pair table maps ``(left_id, right_id)`` to
+A model is two flat arrays built once per vocabulary: ``sym_id`` maps the 512 base symbols
+(see :mod:`corpustok.kernels.ube`) to token ids (-1 when the vocabulary lacks the symbol; such
+symbols are skipped, as HF's BPE model without an unknown token skips them), and an
+open-addressing pair table (:func:`build_pair_table`) maps ``(left_id, right_id)`` to
 ``(rank, new_id)``. Merging applies the lowest-rank pair first, the leftmost on ties, which is
 exactly HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 
 Chunks (GPT-2 pre-tokenizer pieces) are looked up first in a bounded cache keyed by the chunk's
-bytes: fixed-size flat arrays, 4-slot probing, eviction on overflow, so memory is constant and a
-hit costs one hash of the chunk plus a byte compare. The cache is a pure memo: results never
+bytes: fixed-size flat arrays, 4-slot probing, least-used eviction with aging, so memory is
+constant and a hit costs one hash of the chunk plus a byte compare. The cache is a pure memo: results never
 depend on its state.
 """
 import numpy as np
