@@ -13,7 +13,6 @@ import io
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpustok._arrow import string_array, utf8_batch
-from corpustok.schemas import DOCUMENTS, REJECTS, check_document_columns
+from corpustok.schemas import REJECTS, check_document_columns
 
 DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
 DEFAULT_SHARD_ROWS = 1 << 20
@@ -112,9 +111,8 @@ def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
     pf = pq.ParquetFile(path)
     check_document_columns(pf.schema_arrow, id_column, text_column, path)
     md = pf.metadata
-    col = pf.schema_arrow.get_field_index(text_column)
-    leaf = [i for i in range(md.num_columns)
-            if md.schema.column(i).path.split(".")[0] == text_column][0] if col >= 0 else 0
+    leaf = next(i for i in range(md.num_columns)  # the text column's Parquet leaf
+                if md.schema.column(i).path.split(".")[0] == text_column)
     units = []
     first = 0
     for rg in range(md.num_row_groups):
@@ -140,7 +138,7 @@ def unit_ranges(unit: Unit, num_rows: int):
             for a in range(0, num_rows, step)]
 
 
-def _documents(source, ids, texts, rows, replaced=None) -> pa.Table:
+def _documents(ids, texts, rows, replaced=None) -> pa.Table:
     """A DOCUMENTS table; the text keeps its Arrow type (no copy: it may be 100 MB)."""
     n = len(rows)
     return pa.table({
@@ -179,7 +177,7 @@ def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None):
             if not done[k]:
                 piece = t.slice(0, b - a)
                 yield DocBatch(unit.source, a, b, _documents(
-                    unit.source, piece.column(0), piece.column(1), np.arange(a, b)))
+                    piece.column(id_column), piece.column(text_column), np.arange(a, b)))
             rest = t.slice(b - a)
             pending = rest.to_batches()
             have = rest.num_rows
@@ -248,13 +246,17 @@ def _parse_lines(source, lines, id_column, text_column):
     if tb.replaced is not None:
         rep = rep + tb.replaced
     text_arr = string_array(tb.offsets, tb.data, tb.valid)
-    docs = _documents(source, pa.array(ids, pa.large_string()), text_arr, rows, rep)
+    docs = _documents(pa.array(ids, pa.large_string()), text_arr, rows, rep)
     rejects = pa.table({"id": pa.array(rej["id"], pa.large_string()),
                         "source": pa.array([source] * len(rej["row"]), pa.string()),
                         "row": pa.array(rej["row"], pa.int64()),
                         "reason": pa.array(rej["reason"], pa.string()),
                         "detail": pa.array(rej["detail"], pa.string())}, schema=REJECTS)
     return docs, rejects
+
+
+class ReadFailure(Exception):
+    """An input file stopped being readable part way."""
 
 
 def _line_ranges(source, shard_bytes, shard_rows):
@@ -278,10 +280,6 @@ def _line_ranges(source, shard_bytes, shard_rows):
         raise ReadFailure(f"unreadable after line {no}: {type(e).__name__}: {e}") from e
     if start < no:
         yield start, no, lines
-
-
-class ReadFailure(Exception):
-    """An input file stopped being readable part way."""
 
 
 def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=None):
