@@ -116,8 +116,8 @@ def corpus_table(args):
         mb = n_bytes / 1e6
         tf_s = f"{mb / tf_t[0]:9.1f}" if tf_t else f"{'-':>9}"
         print(f"{path.name[:-7]:<24}{mb:7.1f}{len(lines):9d}{len(ids):10d}  "
-              f"{mb / ours[0]:7.1f} [{mb / ours[1]:5.1f}]{mb / theirs[0]:8.1f} [{mb / theirs[1]:5.1f}]"
-              f"{tf_s}"
+              f"{mb / ours[0]:7.1f} [{mb / ours[1]:5.1f}]"
+              f"{mb / theirs[0]:8.1f} [{mb / theirs[1]:5.1f}]{tf_s}"
               f"{theirs[0] / ours[0]:7.1f}")
         tot["bytes"] += n_bytes
         tot["tokens"] += len(ids)

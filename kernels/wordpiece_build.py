@@ -110,8 +110,8 @@ def build_trie(tokens, suffix):
     wins, as in HF) and the suffix indicator ``suffix`` (e.g. ``"##"``).
 
     Returns ``(da, info, pool, alphabet, suffix_root)``: ``alphabet`` is the sorted int32 code
-    points of the symbols ``1..A``. The empty token and the token equal to ``suffix`` are not keys (a
-    word equal to ``suffix`` is answered by a precomputed result instead).
+    points of the symbols ``1..A``. The empty token and the token equal to ``suffix`` are not
+    keys (a word equal to ``suffix`` is answered by a precomputed result instead).
     """
     ids = {}
     for i, tok in enumerate(tokens):
