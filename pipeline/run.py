@@ -133,7 +133,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
-    earlier run with the same tokenizer and options are kept, not redone. Raises ValueError for bad arguments (no matching input, malformed tokenizer).
+    earlier run with the same tokenizer and options are kept, not redone. Raises ValueError
+    for bad arguments (no matching input, malformed tokenizer, unknown BOS/EOS token).
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter

@@ -135,8 +135,8 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     """Tokenize one ``DocBatch``; null/empty texts become rejects (with the reader's own)."""
     t = batch.table
     n = t.num_rows
-    ids, offsets, replaced, nbytes, valid = encode_documents(tok, t.column("text").combine_chunks(),
-                                                             max_doc_bytes)
+    texts = t.column("text").combine_chunks()
+    ids, offsets, replaced, nbytes, valid = encode_documents(tok, texts, max_doc_bytes)
     replaced = replaced + t.column("replaced").to_numpy()
     null = np.zeros(n, bool) if valid is None else ~valid
     empty = (nbytes == 0) & ~null
