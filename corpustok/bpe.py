@@ -385,12 +385,20 @@ class BytePairTokenizer:
 
 class _StreamEncoder:
     """Holds back only the text whose chunks may still change: the last chunk plus the
-    pre-tokenizer's lookahead, and a tail that could begin a special token."""
+    pre-tokenizer's lookahead, and a tail that could begin a special token.
+
+    When a feed completes no chunk (one chunk longer than the text fed so far), the next
+    encoding attempt waits until the pending text has doubled, so a single huge chunk fed in
+    small pieces costs O(n) in total instead of O(n^2); the ids come out later, never
+    different.
+    """
 
     def __init__(self, tok, recognize_special):
         self._tok = tok
         self._recognize = recognize_special and bool(tok._sp_bytes)
-        self._buf = b""
+        self._pieces = []
+        self._size = 0
+        self._wait = 0  # pending bytes needed before the next attempt
 
     def _held_from(self, data):
         """Earliest position where a special token might begin but is cut off by the end."""
@@ -402,22 +410,34 @@ class _StreamEncoder:
                         held = len(data) - k
         return held
 
+    def _take(self):
+        data = b"".join(self._pieces)
+        self._pieces, self._size = [], 0
+        return data
+
     def feed(self, text):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         batch = utf8_batch([text])
-        data = self._buf + batch.data[batch.offsets[0]:batch.offsets[1]].tobytes()
+        self._pieces.append(batch.data[batch.offsets[0]:batch.offsets[1]].tobytes())
+        self._size += len(self._pieces[-1])
+        if self._size < self._wait:
+            return []
+        data = self._take()
         held = self._held_from(data)
-        arr = np.frombuffer(data or b"\0", np.uint8)
-        ids, _, _, stop = self._tok._encode(arr, np.array([0, held], np.int64),
+        ids, _, _, stop = self._tok._encode(np.frombuffer(data or b"\0", np.uint8),
+                                            np.array([0, held], np.int64),
                                             self._recognize, False)
-        self._buf = data[stop:]
+        rest = data[stop:]
+        self._pieces, self._size = [rest], len(rest)
+        self._wait = 2 * len(rest) if stop == 0 else 0
         return ids.tolist()
 
     def finish(self):
-        data, self._buf = self._buf, b""
-        arr = np.frombuffer(data or b"\0", np.uint8)
-        ids, _, _, _ = self._tok._encode(arr, np.array([0, len(data)], np.int64),
+        data = self._take()
+        self._wait = 0
+        ids, _, _, _ = self._tok._encode(np.frombuffer(data or b"\0", np.uint8),
+                                         np.array([0, len(data)], np.int64),
                                          self._recognize, True)
         return ids.tolist()
 

@@ -430,3 +430,13 @@ def test_threads_share_a_tokenizer(gpt2):
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda b: gpt2.encode_batch(b).to_pylist(), batches * 3))
     assert got == want * 3
+
+
+def test_stream_one_huge_chunk_in_small_pieces(gpt2):
+    """A chunk that never ends while feeding is retried only when the pending text doubles."""
+    text = "a" * 300_000 + " b" + "!" * 100_000
+    stream = gpt2.stream()
+    got = []
+    for k in range(0, len(text), 100):
+        got += stream.feed(text[k:k + 100])
+    assert got + stream.finish() == gpt2.encode(text)
