@@ -1,11 +1,12 @@
 """Benchmark: corpustok E2E WordPiece vs HF tokenizers (single thread) vs TF Text.
 
-    .venv/bin/python bench/wordpiece.py [--max-mb 4] [--runs 3] [--full]
+    .venv/bin/python bench/wordpiece.py [--max-mb 4] [--runs 3] [--full] [--tf-python PY]
 
 Single-thread MB/s and tokens/s on the shared corpus (each line one document, bert-base-uncased,
 BERT uncased options) for corpustok, HF ``tokenizers`` ``encode_batch`` with
-``RAYON_NUM_THREADS=1`` and, when ``tensorflow_text`` is importable, TF Text
-``FastBertTokenizer``; medians of ``--runs`` runs, ratios against the peers; then linear-scaling
+``RAYON_NUM_THREADS=1`` and TF Text ``FastBertTokenizer`` (one thread) when ``--tf-python``
+names an interpreter that has ``tensorflow-text`` (TF pins its own numpy/protobuf, so it lives in
+its own venv: ``python3 -m venv /tmp/tf && /tmp/tf/bin/pip install tensorflow-text``); medians of ``--runs`` runs, ratios against the peers; then linear-scaling
 runs on adversarial input. Wall-clock and process CPU time are both printed because the
 machine may be shared: CPU time (all threads of this process; every contender runs on one
 thread) is what the work costs when a core is not being time-sliced with other jobs.
@@ -72,16 +73,54 @@ def hf_reference():
     return tok
 
 
-def tf_text():
-    try:
-        import tensorflow as tf
-        import tensorflow_text as tft
-    except ImportError as e:
-        print(f"TF Text: not available ({e}); its column is skipped")
+TF_WORKER = """
+import json, os, statistics, sys, time
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tensorflow as tf
+tf.config.threading.set_intra_op_parallelism_threads(1)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+import tensorflow_text as tft
+vocab = [line.rstrip("\\n") for line in open(sys.argv[1], encoding="utf-8")]
+fast = tft.FastBertTokenizer(vocab, lower_case_nfd_strip_accents=True)
+runs = int(sys.argv[2])
+for path in sys.stdin:
+    with open(path.strip(), encoding="utf-8") as f:
+        batch = tf.constant(json.load(f))
+    n = int(fast.tokenize(batch).flat_values.shape[0])
+    wall, cpu = [], []
+    for _ in range(runs):
+        w, c = time.perf_counter(), time.process_time()
+        fast.tokenize(batch)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    print(json.dumps([statistics.median(wall), statistics.median(cpu), n]), flush=True)
+"""
+
+
+def tf_text(args):
+    """``measure(lines) -> (wall, cpu, tokens)`` for TF Text ``FastBertTokenizer`` (one
+    thread), run by ``--tf-python`` (an interpreter that has tensorflow-text, so TF need not
+    share this environment), or None."""
+    import subprocess
+    import tempfile
+    if not args.tf_python:
+        print("TF Text: no --tf-python interpreter given; its column is skipped")
         return None
-    vocab = [line.rstrip("\n") for line in open(VOCAB, encoding="utf-8")]
-    fast = tft.FastBertTokenizer(vocab, lower_case_nfd_strip_accents=True)
-    return lambda lines: fast.tokenize(tf.constant(lines))
+    proc = subprocess.Popen([args.tf_python, "-c", TF_WORKER, str(VOCAB), str(args.runs)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def measure(lines):
+        import json
+        with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as f:
+            json.dump(lines, f)
+            f.flush()
+            proc.stdin.write(f.name + "\n")
+            proc.stdin.flush()
+            reply = proc.stdout.readline()
+        if not reply:
+            sys.exit("TF Text worker failed (see its error above)")
+        return tuple(json.loads(reply))
+    return measure
 
 
 def corpus_table(args):
@@ -92,13 +131,14 @@ def corpus_table(args):
           f"{time.perf_counter() - t:.1f} s, {size / 2**20:.2f} MiB of arrays "
           f"(trie {(wp.memory_report()['da'] + wp.memory_report()['info']) / 2**20:.2f} MiB)")
     hf = hf_reference()
-    tf_fn = tf_text()
+    tf_fn = tf_text(args)
     files = sorted((SHARED / "corpus").glob("*.txt.xz"))
     if not files:
         sys.exit(f"no corpus under {SHARED}/corpus")
     import lzma
     rows = []
-    tot = {"bytes": 0, "tokens": 0, "ours": [0.0, 0.0], "hf": [0.0, 0.0], "tf": [0.0, 0.0]}
+    tot = {"bytes": 0, "tokens": 0, "tf_tokens": 0, "ours": [0.0, 0.0], "hf": [0.0, 0.0],
+           "tf": [0.0, 0.0]}
     print(f"\n{'file':<24}{'MB':>7}{'docs':>9}{'tokens':>10}  {'corpustok MB/s':>15}"
           f"{'HF MB/s':>16}{'TF MB/s':>9}{'x HF':>7}  (wall [CPU])")
     for path in files:
@@ -112,7 +152,7 @@ def corpus_table(args):
         ids, _, _ = wp.encode_arrays(batch)
         ours = timed(lambda: wp.encode_arrays(batch), args.runs)
         theirs = timed(lambda: hf.encode_batch(lines, add_special_tokens=False), args.runs)
-        tf_t = timed(lambda: tf_fn(lines), args.runs) if tf_fn else None
+        tf_t = tf_fn(lines) if tf_fn else None
         mb = n_bytes / 1e6
         tf_s = f"{mb / tf_t[0]:9.1f}" if tf_t else f"{'-':>9}"
         print(f"{path.name[:-7]:<24}{mb:7.1f}{len(lines):9d}{len(ids):10d}  "
@@ -121,6 +161,7 @@ def corpus_table(args):
               f"{theirs[0] / ours[0]:7.1f}")
         tot["bytes"] += n_bytes
         tot["tokens"] += len(ids)
+        tot["tf_tokens"] += tf_t[2] if tf_t else 0
         for key, t in (("ours", ours), ("hf", theirs), ("tf", tf_t)):
             if t:
                 tot[key][0] += t[0]
@@ -134,9 +175,12 @@ def corpus_table(args):
           f"{tot['tokens'] / h[0] / 1e6:.2f} M tokens/s  (RAYON_NUM_THREADS=1)")
     if tf_fn:
         t = tot["tf"]
-        print(f"  TF Text       : {mb / t[0]:7.1f} MB/s wall; corpustok / TF = {t[0] / o[0]:.2f}x")
+        print(f"  TF Text       : {mb / t[0]:7.1f} MB/s wall ({mb / t[1]:.1f} CPU), "
+              f"{tot['tf_tokens'] / t[0] / 1e6:.2f} M tokens/s  (FastBertTokenizer, 1 thread; "
+              "its NFKC-casefold normalization is not HF's, so token counts differ)")
+        print(f"  corpustok / TF = {t[0] / o[0]:.2f}x wall, {t[1] / o[1]:.2f}x CPU")
     else:
-        print("  TF Text       : not installed (tensorflow-text is not installable here)")
+        print("  TF Text       : not measured (pass --tf-python)")
     print(f"  corpustok / HF = {h[0] / o[0]:.1f}x wall, {h[1] / o[1]:.1f}x CPU")
 
 
@@ -174,6 +218,8 @@ def main():
     ap.add_argument("--full", action="store_true", help="whole corpus files")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-scaling", action="store_true")
+    ap.add_argument("--tf-python", help="python with tensorflow-text installed (e.g. a separate "
+                    "venv); TF Text runs there in a worker process on the same lines")
     args = ap.parse_args()
     print(machine())
     corpus_table(args)
