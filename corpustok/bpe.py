@@ -4,6 +4,10 @@ Text is split with the GPT-2 pre-tokenizer, each chunk becomes the substrate's b
 (:mod:`corpustok.ube`) and the merges are applied by rank, exactly as HF's BPE model applies
 them. Ids are whatever the vocabulary says; decoding is lossless for every valid text and
 follows Python's ``errors="replace"`` for id sequences that do not form valid text.
+
+The split follows the ``regex`` module's Unicode tables; HF (Oniguruma) and tiktoken (Rust
+``regex``) ship older ones, so text in recently added scripts (e.g. Kirat Rai, Unicode 16) can
+split, and then encode, differently from them. Everything else gives their ids exactly.
 """
 import json
 import os
