@@ -440,3 +440,13 @@ def test_stream_one_huge_chunk_in_small_pieces(gpt2):
     for k in range(0, len(text), 100):
         got += stream.feed(text[k:k + 100])
     assert got + stream.finish() == gpt2.encode(text)
+
+
+def test_pickle_round_trip(trained):
+    """Beam pickles DoFn state; a tokenizer travels as its to_dict() form."""
+    import pickle
+    tok = trained[3]
+    back = pickle.loads(pickle.dumps(tok))
+    assert back.vocab == tok.vocab and back.merges == tok.merges
+    assert back.encode(SAMPLE, recognize_special=True) == tok.encode(SAMPLE,
+                                                                     recognize_special=True)
