@@ -97,8 +97,11 @@ def _from_arrow(arr: pa.Array) -> Utf8Batch:
     offsets = np.frombuffer(bufs[1], np.int64 if wide else np.int32,
                             count=len(arr) + 1, offset=arr.offset * (8 if wide else 4))
     offsets = offsets.astype(np.int64, copy=not wide) if not wide else offsets
-    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else \
-        np.zeros(1, np.uint8)
+    if bufs[2] is not None and bufs[2].size:
+        data = np.frombuffer(bufs[2], np.uint8)
+    else:  # read-only like Arrow's buffers, so kernels see one array type
+        data = np.zeros(1, np.uint8)
+        data.setflags(write=False)
     binary = arr.type in (pa.binary(), pa.large_binary())
     return Utf8Batch(data, offsets, valid, None, binary)
 

@@ -21,7 +21,7 @@ from ._arrow import list_array, string_array, utf8_batch
 from .kernels.bpe import CACHE_IDS, CACHE_KEY, build_pair_table, encode_docs, expand_ids, stitch_text
 from .kernels.ube import decode_symbols
 from .pretokenize import gpt2_classes
-from .ube import SYMBOL_STRINGS, StreamDecoder, _str_to_symbols, alphabet, substrate_code
+from .ube import SYMBOL_STRINGS, StreamDecoder, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
 
@@ -97,7 +97,7 @@ class BytePairTokenizer:
                 raise ValueError(f"vocab token {tok!r} (id {i}) holds {bad!r} (U+{ord(bad):04X}), "
                                  f"which is no symbol of the {self._substrate!r} substrate; list "
                                  "it in special_tokens if it is literal text")
-        self._tok_sym = _str_to_symbols("".join(parts), self._substrate)
+        self._tok_sym = parse_symbols("".join(parts), self._substrate)
         self._tok_off = np.zeros(size + 1, np.int64)
         np.cumsum(lengths, out=self._tok_off[1:])
         self._sp_text = np.frombuffer(b"".join(sp_parts), np.uint8)

@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 PUA_BASE = 0xE100  # second-alphabet byte b is the symbol string chr(PUA_BASE + b)
 
 __all__ = ["SUBSTRATES", "SYMBOL_STRINGS", "bytes_to_unicode", "alphabet", "substrate_code",
-           "to_symbols", "from_symbols", "symbols_batch", "from_symbols_batch", "StreamDecoder"]
+           "to_symbols", "from_symbols", "parse_symbols", "symbols_batch", "from_symbols_batch",
+           "StreamDecoder"]
 
 
 def bytes_to_unicode():
@@ -75,7 +76,8 @@ def _symbols_to_str(ids):
     return _SYMBOL_CPS[ids].astype("<u4").tobytes().decode("utf-32-le")
 
 
-def _str_to_symbols(symbols, substrate):
+def parse_symbols(symbols, substrate="ube"):
+    """Symbol ids (uint16) of a symbol string; ValueError at the first foreign character."""
     if not isinstance(symbols, str):
         raise TypeError(f"symbols must be a str, got {type(symbols).__name__}")
     code = substrate_code(substrate)
@@ -125,7 +127,7 @@ def from_symbols(symbols, substrate="ube"):
     """Text of a symbol string; malformed symbol sequences give U+FFFD as Python's
     ``errors="replace"`` would (a truncated UTF-8 character, an odd UTF-16 byte, a lone
     surrogate)."""
-    ids = _str_to_symbols(symbols, substrate)
+    ids = parse_symbols(symbols, substrate)
     data, _, _ = _decode(ids, np.array([0, len(ids)], np.int64), substrate_code(substrate))
     return data.tobytes().decode("utf-8")
 
