@@ -40,7 +40,7 @@ class Utf8Batch:
         return 0 if self.valid is None else int(len(self.valid) - self.valid.sum())
 
 
-def _replace_surrogates(s: str):
+def replace_surrogates(s: str):
     """UTF-8 bytes of ``s`` with every lone surrogate replaced by U+FFFD, and the count."""
     try:
         return s.encode("utf-8"), 0
@@ -70,7 +70,7 @@ def _from_pylist(texts) -> Utf8Batch:
         if t is None:
             encoded.append(None)
         elif isinstance(t, str):
-            b, replaced[i] = _replace_surrogates(t)
+            b, replaced[i] = replace_surrogates(t)
             encoded.append(b)
         else:
             raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str or None")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import FILE_FORMAT
-from ._arrow import _replace_surrogates, list_array, string_array, utf8_batch
+from ._arrow import list_array, replace_surrogates, string_array, utf8_batch
 from .kernels import wordpiece as K
 from .kernels.wordpiece_build import build_trie, e2e_table, in_ranges, symbol_table, two_level
 
@@ -49,7 +49,7 @@ def _cleanup(piece):
 def _pieces(strings):
     """``(offsets int64, UTF-8 bytes)`` of a list of strings (lone surrogates -> U+FFFD, as
     the kernels read text)."""
-    raw = [_replace_surrogates(s)[0] for s in strings]
+    raw = [replace_surrogates(s)[0] for s in strings]
     off = np.zeros(len(raw) + 1, np.int64)
     np.cumsum([len(r) for r in raw], out=off[1:])
     return off, np.frombuffer(b"".join(raw) or b"\0", np.uint8).copy()
