@@ -68,10 +68,11 @@ def write_json(path, obj):
 
 def write_parquet(path, table: pa.Table):
     # One row group per shard (shards are bounded by the reader); no host/time metadata.
-    # zstd level 1: half the write time of level 3 for about the same size on token ids.
-    _atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd",
-                                                    compression_level=1,
-                                                    row_group_size=max(1, table.num_rows)))
+    # zstd level 1: half the write time of level 3 for about the same size on token ids;
+    # no dictionary for the ids (measured: smaller and faster than a 30-50K-entry dictionary).
+    _atomic_write(path, lambda tmp: pq.write_table(
+        table, tmp, compression="zstd", compression_level=1, row_group_size=max(1, table.num_rows),
+        use_dictionary=[c for c in ("source", "reason") if c in table.schema.names]))
 
 
 def entry_path(out_dir, name):
