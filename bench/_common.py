@@ -49,12 +49,16 @@ def corpus_lines(max_mb=None):
     return lines
 
 
-def median_time(fn, runs=5):
-    """Median wall time of ``fn()`` over ``runs`` runs, after one warm-up run."""
+def timed(fn, runs=5):
+    """Median wall and process-CPU seconds of ``runs`` calls of ``fn()`` after one warm-up.
+
+    CPU time is the fair figure on a shared machine; wall time is what a user waits.
+    """
     fn()
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        w, c = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu)

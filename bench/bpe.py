@@ -22,7 +22,6 @@ import io
 import json
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pyarrow as pa  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_CORPUS, banner  # noqa: E402
+from _common import SHARED_CORPUS, banner, timed  # noqa: E402
 
 from corpustok.bpe import BytePairTokenizer  # noqa: E402
 from corpustok.pretokenize import GPT2_PATTERN  # noqa: E402
@@ -42,17 +41,6 @@ from corpustok.ube import bytes_to_unicode  # noqa: E402
 
 GPT2 = Path(__file__).resolve().parents[1] / "tests" / "data" / "gpt2"
 
-
-def timed(fn, runs):
-    """Median wall and process-CPU seconds of ``runs`` calls after one warm-up call."""
-    fn()
-    wall, cpu = [], []
-    for _ in range(runs):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w)
-        cpu.append(time.process_time() - c)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def report(rows, nbytes, ref):
@@ -123,7 +111,6 @@ def main():
     args = ap.parse_args()
 
     import sentencepiece as spm
-    import tiktoken
     from tokenizers import ByteLevelBPETokenizer
 
     banner("byte-level BPE encode, single thread",

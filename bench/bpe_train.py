@@ -12,22 +12,11 @@ SentencePiece runs with its defaults (``num_threads=16``, capped by the cores). 
 import argparse
 import io
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import banner, corpus_lines  # noqa: E402
+from _common import banner, corpus_lines, timed  # noqa: E402
 
-
-def timed(fn, runs):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():
@@ -46,12 +35,12 @@ def main():
           f"vocab {args.vocab}; medians of {args.runs} runs")
 
     rows = []
-    t_count = timed(lambda: count_chunks(lines), args.runs)
+    t_count = timed(lambda: count_chunks(lines), args.runs)[0]
     rows.append(("corpustok count_chunks (shared by all substrates)", t_count))
     for sub in ("ube", "utf8", "utf16"):
         rows.append((f"corpustok merges only, {sub}",
-                     timed(lambda: train_from_counts(counts, args.vocab, sub), args.runs)))
-    ours = {sub: timed(lambda: train(lines, args.vocab, sub), args.runs)
+                     timed(lambda: train_from_counts(counts, args.vocab, sub), args.runs)[0]))
+    ours = {sub: timed(lambda: train(lines, args.vocab, sub), args.runs)[0]
             for sub in ("ube", "utf8")}
     rows += [(f"corpustok train (count + merges), {s}", t) for s, t in ours.items()]
 
@@ -63,7 +52,7 @@ def main():
         trainer = trainers.BpeTrainer(vocab_size=args.vocab, show_progress=False,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
         tok.train_from_iterator(lines, trainer)
-    t_hf = timed(hf, args.runs)
+    t_hf = timed(hf, args.runs)[0]
     rows.append(("HF tokenizers BpeTrainer (ByteLevel, all cores)", t_hf))
 
     import sentencepiece as spm
@@ -73,7 +62,7 @@ def main():
         spm.SentencePieceTrainer.train(sentence_iterator=iter(stripped), model_writer=io.BytesIO(),
                                        model_type="bpe", vocab_size=args.vocab,
                                        max_sentence_length=1 << 20, minloglevel=2)
-    t_sp = timed(sp, args.runs)
+    t_sp = timed(sp, args.runs)[0]
     rows.append(("SentencePiece BPE (defaults)", t_sp))
 
     print(f"{'trainer':58s} {'seconds':>8s} {'vs HF':>7s} {'vs SPM':>7s}")

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from _common import REPO, SHARED_CORPUS, banner, corpus_lines, median_time
+from _common import REPO, SHARED_CORPUS, banner, corpus_lines, timed
 from corpustok.kernels import cuda as kc
 from corpustok.kernels.ube import UBE, UTF8, UTF16, encode_symbols
 
@@ -54,7 +54,7 @@ def make_batch(data, starts, nbytes):
     return big[: offs[-1]].copy(), offs.copy()
 
 
-def timed(fn, runs):
+def median_ms(fn, runs):
     """Median of ``runs`` timings of ``fn()`` (returning milliseconds), after a warm-up."""
     fn()
     return statistics.median(fn() for _ in range(runs))
@@ -107,7 +107,7 @@ def main():
         for sub_name in args.substrates.split(","):
             sub = SUBSTRATES[sub_name]
             want = encode_symbols(batch, offsets, sub)
-            cpu_ms = 1e3 * median_time(lambda: encode_symbols(batch, offsets, sub), args.runs)
+            cpu_ms = 1e3 * timed(lambda: encode_symbols(batch, offsets, sub), args.runs)[0]
             for threads, per_thread in geometries:
                 got = kc.encode_symbols_cuda(batch, offsets, sub, threads, per_thread)
                 if not all(np.array_equal(g, w) for g, w in zip(got, want)):
@@ -122,9 +122,9 @@ def main():
                     cuda.synchronize()
                     return 1e3 * (time.perf_counter() - t0)
 
-                h2d_ms = timed(h2d, args.runs)
+                h2d_ms = median_ms(h2d, args.runs)
                 with cuda.pinned(batch), cuda.pinned(offsets):
-                    pinned_ms = timed(h2d, args.runs)
+                    pinned_ms = median_ms(h2d, args.runs)
                 d_data, d_offs = kc.to_device(batch, offsets)
 
                 def kernels_ms():
@@ -132,11 +132,11 @@ def main():
                     kc.encode_on_device(d_data, d_offs, sub, threads, per_thread, timings=t)
                     return sum(t.values())
 
-                kern_ms = timed(kernels_ms, args.runs)
+                kern_ms = median_ms(kernels_ms, args.runs)
                 del d_data, d_offs
-                total_ms = 1e3 * median_time(
+                total_ms = 1e3 * timed(
                     lambda: kc.encode_symbols_cuda(batch, offsets, sub, threads, per_thread),
-                    args.runs)
+                    args.runs)[0]
                 gbs = lambda ms: nb / ms / 1e6 if ms > 0 else float("nan")  # noqa: E731
                 print(f"{nb / 1e6:7.3g} {len(offsets) - 1:10,} {sub_name:>9} "
                       f"{threads}x{per_thread:<5} {gbs(h2d_ms):8.1f} {gbs(pinned_ms):7.1f} "

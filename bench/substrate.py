@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pyarrow as pa
 
-from _common import banner, corpus_lines, median_time
+from _common import banner, corpus_lines, timed
 from corpustok import ube
 from corpustok._arrow import utf8_batch
 from corpustok.kernels.ube import encode_symbols
@@ -64,17 +64,16 @@ def main():
         code = ube.substrate_code(name)
         encoded = [ube.symbols_batch(b, name) for b in batches]
         views = [utf8_batch(b) for b in batches]
-        t_api = median_time(lambda: [ube.symbols_batch(b, name) for b in batches], args.runs)
-        t_kernel = median_time(lambda: [encode_symbols(v.data, v.offsets, code)
-                                        for v in views], args.runs)
-        t_py = median_time(lambda: PYTHON_ENCODE[name](lines), max(1, args.runs // 2))
+        t_api = timed(lambda: [ube.symbols_batch(b, name) for b in batches], args.runs)[1]
+        t_kernel = timed(lambda: [encode_symbols(v.data, v.offsets, code) for v in views],
+                         args.runs)[1]
+        t_py = timed(lambda: PYTHON_ENCODE[name](lines), max(1, args.runs // 2))[1]
         print(f"{name:<10}{'encode':<8}{nbytes / 1e6 / t_api:>15.1f}"
               f"{nbytes / 1e6 / t_kernel:>13.1f}{nbytes / 1e6 / t_py:>13.1f}"
               f"{t_py / t_api:>7.1f}x")
         blobs = PYTHON_ENCODE[name](lines)
-        t_dec = median_time(lambda: [ube.from_symbols_batch(e, name) for e in encoded],
-                            args.runs)
-        t_pyd = median_time(lambda: PYTHON_DECODE[name](blobs), max(1, args.runs // 2))
+        t_dec = timed(lambda: [ube.from_symbols_batch(e, name) for e in encoded], args.runs)[1]
+        t_pyd = timed(lambda: PYTHON_DECODE[name](blobs), max(1, args.runs // 2))[1]
         print(f"{name:<10}{'decode':<8}{nbytes / 1e6 / t_dec:>15.1f}{'':>13}"
               f"{nbytes / 1e6 / t_pyd:>13.1f}{t_pyd / t_dec:>7.1f}x")
 

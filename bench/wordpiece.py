@@ -14,7 +14,6 @@ thread) is what the work costs when a core is not being time-sliced with other j
 import argparse
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,9 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import tokenizers  # noqa: E402
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import timed  # noqa: E402
 
 import corpustok  # noqa: E402
 from corpustok._arrow import utf8_batch  # noqa: E402
@@ -52,17 +54,6 @@ def machine():
             f"{np.__version__}, pyarrow {pa.__version__}, tokenizers {tokenizers.__version__}, "
             f"corpustok {corpustok.__version__}")
 
-
-def timed(fn, runs):
-    """Median wall and process-CPU seconds of ``runs`` calls (after one warm-up call)."""
-    fn()
-    wall, cpu = [], []
-    for _ in range(runs):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        cpu.append(time.process_time() - c)
-        wall.append(time.perf_counter() - w)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def hf_reference():
@@ -136,7 +127,6 @@ def corpus_table(args):
     if not files:
         sys.exit(f"no corpus under {SHARED}/corpus")
     import lzma
-    rows = []
     tot = {"bytes": 0, "tokens": 0, "tf_tokens": 0, "ours": [0.0, 0.0], "hf": [0.0, 0.0],
            "tf": [0.0, 0.0]}
     print(f"\n{'file':<24}{'MB':>7}{'docs':>9}{'tokens':>10}  {'corpustok MB/s':>15}"

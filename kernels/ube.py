@@ -49,22 +49,34 @@ def put_symbols(cp, substrate, out, j):
 def count_symbols(data, offsets, substrate, counts, replaced):
     """First pass: symbols per document into ``counts``, U+FFFD replacements into ``replaced``.
 
-    Invalid UTF-8 is read as CPython's ``decode("utf-8", "replace")`` reads it. O(bytes), with
-    a tight inner loop over runs of ASCII.
+    Invalid UTF-8 is read as CPython's ``decode("utf-8", "replace")`` reads it. O(bytes): runs
+    of ASCII and well-formed 2- and 3-byte characters are counted inline; anything else goes
+    through :func:`utf8_step`.
     """
     ascii_weight = 2 if substrate == UTF16 else 1
+    weight3 = 3 if substrate == UTF8 else 2
     for d in range(len(offsets) - 1):
         i = offsets[d]
         end = offsets[d + 1]
         c = 0
         r = 0
         while i < end:
-            if data[i] < 0x80:
+            b = data[i]
+            if b < 0x80:
                 k = i + 1
                 while k < end and data[k] < 0x80:
                     k += 1
                 c += (k - i) * ascii_weight
                 i = k
+                continue
+            if 0xC2 <= b <= 0xDF and i + 1 < end and (data[i + 1] & 0xC0) == 0x80:
+                c += 2
+                i += 2
+                continue
+            if 0xE1 <= b <= 0xEC and i + 2 < end and (data[i + 1] & 0xC0) == 0x80 \
+                    and (data[i + 2] & 0xC0) == 0x80:
+                c += weight3
+                i += 3
                 continue
             cp, n, bad = utf8_step(data, i, end)
             c += symbol_count(cp, substrate)
@@ -75,12 +87,49 @@ def count_symbols(data, offsets, substrate, counts, replaced):
 
 
 @njit(nogil=True, cache=True)
-def write_symbols(data, offsets, substrate, out_offsets, out):
-    """Second pass: write each document's symbols at ``out[out_offsets[d]:]``. O(bytes)."""
+def write_symbols(data, offsets, substrate, out_offsets, out, replaced):
+    """Second pass: write each document's symbols at ``out[out_offsets[d]:]``. O(bytes).
+
+    A document the first pass found well-formed (``replaced[d] == 0``) takes an unchecked
+    path (for ``ube`` a copy of 1-2 byte characters, with only 3-4 byte characters decoded);
+    others go through :func:`utf8_step`. :func:`encode_symbols` skips this pass altogether
+    for a well-formed ``utf8`` batch, whose symbols are its bytes.
+    """
     for d in range(len(offsets) - 1):
         i = offsets[d]
         end = offsets[d + 1]
         j = out_offsets[d]
+        if replaced[d] == 0 and substrate != UTF8:
+            base = SECOND if substrate == UBE else 0
+            while i < end:
+                b = np.int64(data[i])
+                if b < 0xE0 and substrate == UBE:  # 1-2 byte characters keep their bytes
+                    out[j] = b
+                    j += 1
+                    i += 1
+                    continue
+                if b < 0x80:
+                    out[j] = b
+                    out[j + 1] = 0
+                    j += 2
+                    i += 1
+                    continue
+                if b < 0xE0:
+                    cp = ((b & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F)
+                    i += 2
+                elif b < 0xF0:
+                    cp = ((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) \
+                        | (np.int64(data[i + 2]) & 0x3F)
+                    i += 3
+                else:
+                    cp, n, bad = utf8_step(data, i, end)
+                    j = put_symbols(cp, substrate, out, j)
+                    i += n
+                    continue
+                out[j] = base + (cp & 0xFF)
+                out[j + 1] = base + (cp >> 8)
+                j += 2
+            continue
         while i < end:
             if data[i] < 0x80:  # runs of ASCII: a widening copy (interleaved with 0 for utf16)
                 if substrate == UTF16:
@@ -111,8 +160,10 @@ def encode_symbols(data, offsets, substrate):
     count_symbols(data, offsets, substrate, counts, replaced)
     out_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(counts, out=out_offsets[1:])
+    if substrate == UTF8 and not replaced.any():
+        return data[offsets[0]:offsets[-1]].astype(np.uint16), out_offsets, replaced
     out = np.empty(out_offsets[-1], np.uint16)
-    write_symbols(data, offsets, substrate, out_offsets, out)
+    write_symbols(data, offsets, substrate, out_offsets, out, replaced)
     return out, out_offsets, replaced
 
 
