@@ -1,10 +1,10 @@
 """The main job (``corpustok main``, what ``./run_local.sh`` runs): train a UBE BPE tokenizer
 on the embedded UDHR sample, tokenize the sample into Parquet shards, verify that every shard
-decodes back to its documents, print the summary."""
+decodes back to its documents, print the summary, then the substrate codec's round trip and
+encoding floor per language on the same sample (corpustok.demo)."""
 import os
 import time
 from importlib import resources
-from importlib.util import find_spec
 
 SAMPLE = "udhr_sample.jsonl"
 
@@ -15,11 +15,8 @@ def sample_path():
 
 def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
     """Run the job; returns the exit code (0 when every shard verifies)."""
-    if find_spec("corpustok.bpe") is None or find_spec("corpustok.bpe_train") is None:
-        # Until the BPE tokenizer and its trainer land: the codec demo.
-        from corpustok import demo
-        return demo.run()
     import corpustok
+    from corpustok import demo
 
     from .run import summary, tokenize
     from .train import train
@@ -41,8 +38,9 @@ def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
     say(f"  output     {shards}/ ({result.manifest['totals']['shards']} shards + manifest.json)")
     if check.ok:
         say(f"  verified   {check.documents:,} documents in {check.shards} shards decode back "
-            f"to their input text ({time.perf_counter() - t0:.1f} s)")
-        return 0 if result.ok else 1
+            f"to their input text ({time.perf_counter() - t0:.1f} s)\n")
+        codec_ok = demo.run(out=say) == 0
+        return 0 if result.ok and codec_ok else 1
     for p in check.problems[:20]:
         say(f"  VERIFY FAILED {p}")
     return 1
