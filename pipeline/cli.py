@@ -5,6 +5,7 @@ summary and in manifest.json); 2 bad arguments or input (message on stderr). Bea
 only by the commands that run a pipeline, so ``encode``/``decode``/``--help`` start fast.
 """
 import argparse
+import logging
 import os
 import sys
 import textwrap
@@ -179,8 +180,17 @@ def _cmd_main(args):
     return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers)
 
 
+class _QuietOptionalDeps(logging.Filter):
+    """Drops Beam's import-time notice that its optional GCP clients are missing: local runs
+    do not need them, and the line reads like an error to a user."""
+
+    def filter(self, record):
+        return "apitools not found" not in record.getMessage()
+
+
 def main(argv=None):
     """Entry point of the ``corpustok`` command; returns the exit code."""
+    logging.getLogger().addFilter(_QuietOptionalDeps())
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("tokenize", "train"):
