@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import FILE_FORMAT
-from ._arrow import list_array, string_array, utf8_batch
+from ._arrow import id_array, id_lists, list_array, string_array, utf8_batch
 from .kernels.bpe import CACHE_IDS, CACHE_KEY, build_pair_table, encode_docs, expand_ids, stitch_text
 from .kernels.ube import decode_symbols
 from .pretokenize import gpt2_classes
@@ -359,21 +359,13 @@ class BytePairTokenizer:
         """Text of a sequence of ids (lossless for ids from :meth:`encode`; malformed byte
         sequences give U+FFFD as ``bytes.decode(errors="replace")``). Specials decode as
         their text."""
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        ids = id_array(ids)
         text, _ = self._decode_arrays(ids, np.array([0, len(ids)], np.int64))
         return text.tobytes().decode("utf-8")
 
     def decode_batch(self, lists):
         """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
-        if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
-            lists = pa.array(lists, pa.list_(pa.int64()))
-        if isinstance(lists, pa.ChunkedArray):
-            lists = lists.combine_chunks()
-        offsets = lists.offsets.to_numpy().astype(np.int64)
-        ids = lists.values.to_numpy(zero_copy_only=False).astype(np.int64)
-        ids = ids[offsets[0]:offsets[-1]]
-        offsets = offsets - offsets[0]
-        valid = lists.is_valid().to_numpy(zero_copy_only=False) if lists.null_count else None
+        ids, offsets, valid = id_lists(lists)
         text, text_off = self._decode_arrays(ids, offsets)
         return string_array(text_off, text, valid).to_pylist()
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._arrow import list_array, string_array, utf8_batch
+from ._arrow import id_array, id_lists, list_array, string_array, utf8_batch
 from .kernels.ube import SECOND, UBE, UTF8, UTF16, decode_symbols, encode_symbols
 
 SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
@@ -176,21 +176,14 @@ def from_symbols_batch(lists, substrate="ube", *, return_replaced=False):
     """Texts of a batch of symbol-id lists (the output of :func:`symbols_batch`) in one kernel
     call, as a ``pyarrow.LargeStringArray``; with ``return_replaced=True`` also the
     per-document count of U+FFFD made for malformed sequences."""
-    import pyarrow as pa
-
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
     code = substrate_code(substrate)
-    flat = lists.flatten().to_numpy(zero_copy_only=False).astype(np.uint16, copy=False)
+    flat, offsets, valid = id_lists(lists)
     limit = 512 if code == UBE else 256
-    if len(flat) and int(flat.max()) >= limit:
-        raise ValueError(f"symbol id {int(flat.max())} is outside the {substrate!r} alphabet "
+    if len(flat) and (int(flat.max()) >= limit or int(flat.min()) < 0):
+        bad = int(flat[(flat >= limit) | (flat < 0)][0])
+        raise ValueError(f"symbol id {bad} is outside the {substrate!r} alphabet "
                          f"(0..{limit - 1})")
-    offsets = lists.offsets.to_numpy().astype(np.int64)
-    offsets -= offsets[0]
-    valid = None
-    if lists.null_count:
-        valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    flat = flat.astype(np.uint16)
     data, out_offsets, replaced = _decode(flat, offsets, code)
     texts = string_array(out_offsets, data, valid)
     return (texts, replaced) if return_replaced else texts
@@ -215,7 +208,7 @@ class StreamDecoder:
 
     def feed(self, symbols):
         """Decode more symbol ids; returns the text that is complete so far."""
-        ids = np.asarray(symbols, dtype=np.int64)
+        ids = id_array(symbols)
         if len(ids) and (ids.min() < 0 or ids.max() >= self._limit):
             raise ValueError(f"symbol ids must lie in 0..{self._limit - 1}")
         out = []

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from . import FILE_FORMAT
-from ._arrow import list_array, replace_surrogates, string_array, utf8_batch
+from ._arrow import (id_array, id_lists, list_array, replace_surrogates, string_array,
+                     utf8_batch)
 from .kernels import wordpiece as K
 from .kernels.wordpiece_build import build_trie, e2e_table, in_ranges, symbol_table, two_level
 
@@ -313,21 +314,18 @@ class WordPiece:
                              f"(0..{len(self._tokens) - 1})")
 
     def decode_batch(self, lists):
-        """Decode a ``pa.ListArray`` (or a list of id lists) with HF WordPiece decoder
-        semantics (prefix joined, space otherwise, clean-up on); returns a list of str."""
-        import pyarrow as pa
-        if not isinstance(lists, (pa.ListArray, pa.LargeListArray)):
-            lists = pa.array([list(x) for x in lists], pa.list_(pa.int32()))
-        offsets = np.asarray(lists.offsets, np.int64)
-        ids = np.asarray(lists.values.to_numpy(zero_copy_only=False), np.int64)
-        self._check_ids(ids[offsets[0]:offsets[-1]])
+        """Decode a ``pa.ListArray`` (chunked or not, or a list of id lists) with HF WordPiece
+        decoder semantics (prefix joined, space otherwise, clean-up on); returns a list of
+        str, None for a null list."""
+        ids, offsets, valid = id_lists(lists)
+        self._check_ids(ids)
         out_offsets = np.empty(len(offsets), np.int64)
         data = K.gather_pieces(ids, offsets, *self._decoder(), out_offsets)
-        return string_array(out_offsets, data).to_pylist()
+        return string_array(out_offsets, data, valid).to_pylist()
 
     def decode(self, ids):
         """Text of one id sequence, as HF ``decoders.WordPiece(prefix, cleanup=True)``."""
-        return self.decode_batch([list(ids)])[0]
+        return self.decode_batch([id_array(ids)])[0]
 
     # ----------------------------------------------------------------- vocabulary
     def token_to_id(self, token):

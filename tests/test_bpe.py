@@ -450,3 +450,12 @@ def test_pickle_round_trip(trained):
     assert back.vocab == tok.vocab and back.merges == tok.merges
     assert back.encode(SAMPLE, recognize_special=True) == tok.encode(SAMPLE,
                                                                      recognize_special=True)
+
+
+def test_decode_rejects_non_integer_ids(gpt2):
+    with pytest.raises(TypeError, match="integers"):
+        gpt2.decode(["7592"])
+    with pytest.raises(TypeError, match="integers"):
+        gpt2.decode([1.5])
+    with pytest.raises(TypeError, match="integers"):
+        gpt2.decode_batch([[True]])

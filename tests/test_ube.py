@@ -222,3 +222,15 @@ def test_device_selection_without_a_gpu(monkeypatch):
         ube.symbols_batch(texts, "ube", device="cuda")
     with pytest.raises(ValueError, match="unknown device"):
         ube.symbols_batch(texts, "ube", device="tpu")
+
+
+def test_ids_must_be_integers_in_range():
+    lists = pa.array([[65608, 65641]], pa.list_(pa.int64()))  # would wrap to 'Hi' as uint16
+    with pytest.raises(ValueError, match="outside"):
+        ube.from_symbols_batch(lists, "ube")
+    with pytest.raises(TypeError, match="integers"):
+        ube.from_symbols_batch([[1.5]], "ube")
+    with pytest.raises(TypeError, match="integers"):
+        ube.StreamDecoder("ube").feed(["7"])
+    assert ube.from_symbols_batch(pa.chunked_array([pa.array([[104], None], pa.list_(
+        pa.int32()))]), "utf8").to_pylist() == ["h", None]

@@ -63,6 +63,7 @@ def hf_ids(tok, texts, chunk=50_000):
 def mismatches(config, texts, special=False):
     got = ours(config, special).encode_batch(texts).to_pylist()
     want = hf_ids(hf(config, special), texts)
+    assert len(got) == len(want) == len(texts)
     return [(t, g, w) for t, g, w in zip(texts, got, want) if g != w]
 
 
@@ -257,6 +258,7 @@ def test_linmaxmatch_single_word(tokens, words, prefix, max_chars):
     ref = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix=prefix,
                                      max_input_chars_per_word=max_chars))
     got = wp.encode_words(words).to_pylist()
+    assert len(got) == len(words)
     for w, g in zip(words, got):
         assert g == reference_maxmatch(w, vocab, "[UNK]", prefix, max_chars), w
         assert g == (ref.encode(w).ids if w else []), w
@@ -380,3 +382,16 @@ def test_boundary_errors(tmp_path):
     latin.write_bytes(b"[UNK]\n\xff\n")
     with pytest.raises(ValueError, match="UTF-8"):
         WordPiece.from_vocab(latin)
+
+
+def test_decode_batch_keeps_nulls_takes_chunks_and_rejects_non_integers():
+    wp = ours("uncased")
+    ids = wp.encode_batch(["hello world", None, "unaffable"])
+    want = [wp.decode(x) if x is not None else None for x in ids.to_pylist()]
+    assert want[0] == "hello world" and want[1] is None
+    assert wp.decode_batch(ids) == want
+    assert wp.decode_batch(pa.chunked_array([ids.slice(0, 2), ids.slice(2)])) == want
+    with pytest.raises(TypeError, match="integers"):
+        wp.decode([7592.0])
+    with pytest.raises(TypeError, match="integers"):
+        wp.decode(["7592"])
