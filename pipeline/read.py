@@ -98,10 +98,17 @@ def expand_inputs(patterns) -> list:
 
 
 def shard_name(source: str, start: int, stop: int) -> str:
-    """Deterministic shard name: input file stem, a hash of its absolute path, the row range."""
+    """Deterministic shard name: input file stem, a hash of its absolute path, size and
+    modification time (so a changed input never reuses shards of its old content), and the
+    row range."""
     base = os.path.basename(source)
     stem = base.split(".")[0] or "input"
-    digest = hashlib.sha1(os.path.abspath(source).encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        st = os.stat(source)
+        identity = f"{os.path.abspath(source)}\0{st.st_size}\0{st.st_mtime_ns}"
+    except OSError:
+        identity = os.path.abspath(source)
+    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{stem}-{digest[:10]}-{start:010d}-{stop:010d}"
 
 
@@ -111,8 +118,10 @@ def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
     pf = pq.ParquetFile(path)
     check_document_columns(pf.schema_arrow, id_column, text_column, path)
     md = pf.metadata
-    leaf = next(i for i in range(md.num_columns)  # the text column's Parquet leaf
-                if md.schema.column(i).path.split(".")[0] == text_column)
+    # The text column's Parquet leaf (exact path first: column names may contain dots).
+    paths = [md.schema.column(i).path for i in range(md.num_columns)]
+    leaf = paths.index(text_column) if text_column in paths else \
+        next(i for i, p in enumerate(paths) if p.split(".")[0] == text_column)
     units = []
     first = 0
     for rg in range(md.num_row_groups):

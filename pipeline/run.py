@@ -145,8 +145,11 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     tok_sha, tok = tokenizer_identity(tokenizer)
     bos = resolve_marker(tok, bos, "bos")
     eos = resolve_marker(tok, eos, "eos")
+    # Everything that changes what a shard holds or which shards exist: a rerun with other
+    # values redoes the shards (and the stale ones are removed when the run completes).
     config = {"tokenizer_sha256": tok_sha, "bos": bos, "eos": eos, "id_column": id_column,
-              "text_column": text_column}
+              "text_column": text_column, "shard_bytes": shard_bytes, "shard_rows": shard_rows,
+              "write_rejects": bool(write_rejects)}
     prepare_out_dir(out_dir)
     options, runner = beam_options(beam_args, workers)
     t0 = time.perf_counter()

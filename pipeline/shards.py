@@ -14,6 +14,7 @@ time, host or worker count, so a resumed run is byte-identical to an uninterrupt
 import hashlib
 import json
 import os
+import re
 import uuid
 
 import pyarrow as pa
@@ -142,6 +143,27 @@ def prepare_out_dir(out_dir):
                     os.remove(os.path.join(folder, f))
     if os.path.exists(os.path.join(out_dir, RUN_MANIFEST)):
         os.remove(os.path.join(out_dir, RUN_MANIFEST))
+
+
+SHARD_NAME = re.compile(r".+-[0-9a-f]{10}-[0-9]{10}-[0-9]{10}")  # see read.shard_name
+
+
+def remove_stale(out_dir, entries):
+    """Delete shard files and entries in ``out_dir`` that this run did not produce or keep
+    (left by a run with other options, or over inputs that changed since), so the folder
+    holds exactly the shards its manifest lists. Only names of the shard pattern are
+    touched, never other files that happen to share the folder."""
+    keep = {e["shard"] for e in entries}
+    for folder, suffixes in ((out_dir, (".parquet", ENTRY_SUFFIX)),
+                             (os.path.join(out_dir, "rejects"), (".parquet",))):
+        if not os.path.isdir(folder):
+            continue
+        for f in os.listdir(folder):
+            for suffix in suffixes:
+                name = f[:-len(suffix)]
+                if f.endswith(suffix) and SHARD_NAME.fullmatch(name) and name not in keep:
+                    os.remove(os.path.join(folder, f))
+                    break
 
 
 def run_manifest(entries, errors, tokenizer_sha256, config):

@@ -132,15 +132,17 @@ def input_checksum(table: pa.Table) -> str:
 
 def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
                    max_doc_bytes=DEFAULT_MAX_DOC_BYTES) -> TokenBatch:
-    """Tokenize one ``DocBatch``; null/empty texts become rejects (with the reader's own)."""
+    """Tokenize one ``DocBatch``; null/empty texts and null ids become rejects (with the
+    reader's own)."""
     t = batch.table
     n = t.num_rows
     texts = t.column("text").combine_chunks()
     ids, offsets, replaced, nbytes, valid = encode_documents(tok, texts, max_doc_bytes)
     replaced = replaced + t.column("replaced").to_numpy()
     null = np.zeros(n, bool) if valid is None else ~valid
-    empty = (nbytes == 0) & ~null
-    keep = ~(null | empty)
+    no_id = t.column("id").is_null().to_numpy(zero_copy_only=False) & ~null
+    empty = (nbytes == 0) & ~null & ~no_id
+    keep = ~(null | empty | no_id)
     ids, offsets = _add_markers(ids, offsets, bos, eos)
     tokens = list_array(offsets, ids)
     schema = TOKENS if pa.types.is_list(tokens.type) else \
@@ -152,13 +154,15 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     rejects = batch.rejects
     if not keep.all():
         drop = ~keep
-        reason = np.where(null[drop], "null_text", "empty_text")
+        reason = np.where(null[drop], "null_text",
+                          np.where(no_id[drop], "bad_record", "empty_text"))
+        detail = np.where(no_id[drop], "null id", None)
         rejects = pa.concat_tables([rejects, pa.table({
             "id": t.column("id").filter(pa.array(drop)),
             "source": source.filter(pa.array(drop)),
             "row": t.column("row").filter(pa.array(drop)),
             "reason": pa.array(reason, pa.string()),
-            "detail": pa.nulls(int(drop.sum()), pa.string())}, schema=REJECTS)])
+            "detail": pa.array(detail, pa.string())}, schema=REJECTS)])
         rejects = rejects.sort_by("row")
         table = table.filter(pa.array(keep))
     return TokenBatch(batch.source, batch.start, batch.stop, table, rejects, input_checksum(t))

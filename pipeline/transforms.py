@@ -14,7 +14,8 @@ from apache_beam.metrics import Metrics
 
 from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadError, plan_units,
                    read_unit, shard_name)
-from .shards import RUN_MANIFEST, config_hash, load_entry, run_manifest, write_json, write_shard
+from .shards import (RUN_MANIFEST, config_hash, load_entry, remove_stale, run_manifest,
+                     write_json, write_shard)
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
 
 NAMESPACE = "corpustok"
@@ -174,6 +175,7 @@ class WriteRunManifest(beam.PTransform):
         meta = self._meta
 
         def write(entry_list, error_list):
+            remove_stale(out_dir, entry_list)
             manifest = run_manifest(entry_list, error_list, *meta)
             write_json(os.path.join(out_dir, RUN_MANIFEST), manifest)
             return manifest

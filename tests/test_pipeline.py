@@ -435,3 +435,47 @@ def test_100mb_document_is_tokenized_in_bounded_memory(gpt2_file, tmp_path):
     tok = corpustok.load(gpt2_file)
     assert rows["big"]["n_bytes"] == len(big.encode())
     assert tok.decode(rows["big"]["tokens"]) == big
+
+
+def test_rerun_with_other_options_or_changed_input_leaves_no_stale_shards(gpt2_file, hf_ids,
+                                                                          tmp_path):
+    src = tmp_path / "in.jsonl"
+    texts = _sample_texts()[:40]
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    out = str(tmp_path / "out")
+
+    def rows_in_folder():
+        files = sorted(f for f in os.listdir(out) if f.endswith(".parquet"))
+        return files, sum(pq.read_table(os.path.join(out, f)).num_rows for f in files)
+
+    first = tokenize([str(src)], out, gpt2_file, shard_bytes=2_000)
+    assert first.manifest["totals"]["shards"] > 1
+    second = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000)  # other shard size
+    files, rows = rows_in_folder()
+    assert len(files) == second.manifest["totals"]["shards"] == 1
+    assert rows == second.manifest["totals"]["documents"] == len(texts)
+    assert not os.path.isdir(os.path.join(out, "rejects"))
+    third = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, write_rejects=True)
+    assert third.counters.get("shards_written") == 1  # --rejects changes the output: redone
+
+    src.write_text(json.dumps({"id": 0, "text": "changed text"}) + "\n")  # same path, new rows
+    fourth = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, write_rejects=True)
+    files, rows = rows_in_folder()
+    assert len(files) == 1 and rows == fourth.manifest["totals"]["documents"] == 1
+    table = pq.read_table(os.path.join(out, files[0]))
+    assert table.column("tokens").to_pylist() == [hf_ids("changed text")]
+
+
+def test_dotted_column_name_and_null_ids(gpt2_file, hf_ids, tmp_path):
+    src = str(tmp_path / "dots.parquet")
+    pq.write_table(pa.table({"doc.id": pa.array(["a", None, "c"]),
+                             "my.text": ["first text", "no id here", "third"]}), src)
+    r = tokenize([src], str(tmp_path / "out"), gpt2_file, id_column="doc.id",
+                 text_column="my.text")
+    assert r.manifest["status"] == "COMPLETED"
+    assert r.manifest["totals"]["documents"] == 2
+    assert r.manifest["totals"]["rejects"] == {"bad_record": 1}
+    files = [f for f in os.listdir(tmp_path / "out") if f.endswith(".parquet")]
+    table = pq.read_table(tmp_path / "out" / files[0])
+    assert table.column("id").to_pylist() == ["a", "c"]
+    assert table.column("tokens").to_pylist() == [hf_ids("first text"), hf_ids("third")]
