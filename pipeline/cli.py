@@ -38,9 +38,20 @@ def _add_read_options(p):
     p.add_argument("--id-column", default="id",
                    help="column or field holding the document id, string or integer "
                         "(default: %(default)s)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=_positive(int), default=None,
                    help="local worker processes (Beam multi_processing mode); default: one "
                         "in-process worker")
+
+
+def _positive(kind):
+    """argparse type: a number of ``kind`` above zero."""
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def _parser():
@@ -60,7 +71,7 @@ def _parser():
                     help="base symbols the merges start from: ube (UTF-8 for 1-2 byte "
                          "characters, UTF-16LE bytes as a second alphabet otherwise), utf8 "
                          "bytes, or utf16 (UTF-16LE bytes) (default: %(default)s)")
-    tr.add_argument("--vocab-size", type=int, required=True,
+    tr.add_argument("--vocab-size", type=_positive(int), required=True,
                     help="size of the vocabulary to learn, base symbols included")
     tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
                     help="where to write the tokenizer (corpustok JSON)")
@@ -82,12 +93,12 @@ def _parser():
                     help="id (or token string) put before every document")
     tk.add_argument("--eos", metavar="ID|TOKEN",
                     help="id (or token string) put after every document")
-    tk.add_argument("--shard-mb", type=float, default=64,
+    tk.add_argument("--shard-mb", type=_positive(float), default=64,
                     help="target input text per shard in MB; a shard is a row range of one "
                          "input file (default: %(default)s)")
-    tk.add_argument("--shard-rows", type=int, default=1 << 20,
+    tk.add_argument("--shard-rows", type=_positive(int), default=1 << 20,
                     help="most documents per shard (default: %(default)s)")
-    tk.add_argument("--max-doc-mb", type=float, default=8,
+    tk.add_argument("--max-doc-mb", type=_positive(float), default=8,
                     help="documents longer than this are tokenized by streaming in 1 MB "
                          "slices (same ids, bounded memory) (default: %(default)s)")
     tk.add_argument("--rejects", action="store_true",
@@ -112,9 +123,9 @@ def _parser():
                     "documents and print the summary (what ./run_local.sh runs).")
     mn.add_argument("--out", "-o", default="out", metavar="DIR",
                     help="output folder (default: %(default)s)")
-    mn.add_argument("--vocab-size", type=int, default=2048,
+    mn.add_argument("--vocab-size", type=_positive(int), default=2048,
                     help="vocabulary size to train (default: %(default)s)")
-    mn.add_argument("--workers", type=int, default=None,
+    mn.add_argument("--workers", type=_positive(int), default=None,
                     help="local worker processes (default: one in-process worker)")
 
     from .report import add_report_parser

@@ -30,10 +30,31 @@ class RunResult:
         return self.manifest["status"] == "COMPLETED"
 
 
+def check_beam_args(beam_args):
+    """Raise ValueError naming the arguments that no Beam option knows: Beam itself only logs
+    and drops them, so a typo such as ``--rejetcs`` would otherwise pass unnoticed."""
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    pending, seen = [PipelineOptions], set()
+    while pending:  # every options class Beam knows of, as PipelineOptions does
+        for cls in pending.pop().__subclasses__():
+            if cls not in seen:
+                seen.add(cls)
+                cls._add_argparse_args(parser)
+                pending.append(cls)
+    _, unknown = parser.parse_known_args(list(beam_args))
+    flags = [a for a in unknown if a.startswith("-")]
+    if flags:
+        raise ValueError(f"unknown option(s) {' '.join(flags)}: neither a corpustok option nor "
+                         "an Apache Beam pipeline option (see --help)")
+
+
 def beam_options(beam_args=(), workers=None):
     """``(PipelineOptions, runner or None)``: FnApiRunner unless ``--runner`` is given;
     ``workers`` > 1 selects the multi-processing mode with that many processes."""
     from apache_beam.options.pipeline_options import PipelineOptions
+    check_beam_args(beam_args)
     args = list(beam_args)
     if workers and workers > 1:
         args += ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]

@@ -59,6 +59,15 @@ def test_bad_arguments_exit_2_with_a_clear_message(tmp_path, capsys):
     assert main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
                  "--eos", "[NOPE]"]) == 2
     assert "'[NOPE]' is not a token of this tokenizer" in capsys.readouterr().err
+    assert main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
+                 "--rejetcs"]) == 2  # a typo is not handed to Beam to be dropped
+    assert "unknown option(s) --rejetcs" in capsys.readouterr().err
+    for option in ("--shard-mb", "--shard-rows", "--workers"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
+                  option, "0"])
+        assert exit_.value.code == 2
+        assert "must be above 0" in capsys.readouterr().err
 
 
 def test_tokenize_wordpiece_end_to_end_matches_hf(tmp_path, capsys):
