@@ -402,7 +402,6 @@ def test_from_hf_tokenizer_json(hf_gpt2, gpt2, tmp_path):
 
 
 def test_train_classmethod_matches_hf(tmp_path):
-    pytest.importorskip("corpustok.bpe_train")
     for substrate in SUBSTRATES:
         vocab, merges = hf_train(TRAIN_TEXT, substrate, 600, SPECIALS)
         tok = BytePairTokenizer.train(TRAIN_TEXT, 600, substrate=substrate,

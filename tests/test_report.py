@@ -152,10 +152,7 @@ def test_floor_matches_python_codecs_per_substrate():
 
 
 def test_wordpiece_has_no_floor():
-    vocab = TEST_DATA / "bert-base-uncased" / "vocab.txt"
-    if not vocab.exists():
-        pytest.skip("no BERT vocab in tests/data")
-    wp = corpustok.load(str(vocab))
+    wp = corpustok.load(str(TEST_DATA / "bert-base-uncased" / "vocab.txt"))
     rep = report({"wp": wp}, HAND)
     rows = {r.lang: r for r in rep.rows("wp")}
     assert rows["fra"].floor is None and rows["fra"].floor_premium is None
