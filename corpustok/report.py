@@ -30,10 +30,7 @@ turns counts into the report. The Beam form (``corpustok.pipeline.report``) prod
 counts with a CombinePerKey and feeds the same :func:`metrics`.
 """
 import csv
-import gzip
-import io
 import json
-import lzma
 import os
 import unicodedata
 from collections import Counter, defaultdict
@@ -43,6 +40,7 @@ from typing import Optional
 import numpy as np
 
 from ._arrow import utf8_batch
+from ._io import open_text
 from .ube import symbols_batch
 
 __all__ = ["DEFAULT_REF", "Fields", "LangRow", "SummaryRow", "Report", "gini", "script_of",
@@ -52,7 +50,6 @@ __all__ = ["DEFAULT_REF", "Fields", "LangRow", "SummaryRow", "Report", "gini", "
 DEFAULT_REF = "eng"
 BATCH_RECORDS = 4096  # records per kernel call
 TRAINED = (("BBPE", "utf8"), ("BBPE16", "utf16"), ("UBE", "ube"))  # --train names
-_OPENERS = {".xz": lzma.open, ".gz": gzip.open}
 
 
 @dataclass(frozen=True)
@@ -108,20 +105,11 @@ class Report:
 
 
 # ---- input ---------------------------------------------------------------------------------
-def _open_text(path):
-    ext = os.path.splitext(path)[1].lower()
-    if ext == ".zst":
-        import zstandard
-        return io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(open(path, "rb")),
-                                encoding="utf-8")
-    return _OPENERS.get(ext, open)(path, "rt", encoding="utf-8")
-
-
 def read_records(paths):
     """Records (dicts) of JSONL files (plain, ``.gz``, ``.xz`` or ``.zst``); blank lines are
     skipped; ValueError names the file and line of malformed JSON."""
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        with _open_text(os.fspath(path)) as f:
+        with open_text(os.fspath(path)) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -143,7 +131,7 @@ def read_texts(paths, max_bytes=None, piece_bytes=1 << 20):
     the cut."""
     total = 0
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        with _open_text(os.fspath(path)) as f:
+        with open_text(os.fspath(path)) as f:
             buf, size = [], 0
             for line in f:
                 if max_bytes is not None and total + size + len(line) > max_bytes:

@@ -29,8 +29,8 @@ def _sub(sub, name, help, description, epilog=None):
 
 def _add_read_options(p):
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.zst) files or "
-                        "globs (quote globs; ** matches folders)")
+                   help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.xz, .jsonl.zst) "
+                        "files or globs (quote globs; ** matches folders)")
     p.add_argument("--text-column", default="text",
                    help="column (Parquet) or field (JSONL) holding the text; string or binary "
                         "(binary is read as UTF-8, invalid bytes become U+FFFD and are "

@@ -7,9 +7,7 @@ the input and the options, never on the runner's bundling. The generators here a
 Python, used by the Beam transforms and by non-Beam code (verification, training) alike.
 """
 import glob
-import gzip
 import hashlib
-import io
 import json
 import os
 from dataclasses import dataclass, field
@@ -20,13 +18,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpustok._arrow import string_array, utf8_batch
+from corpustok._io import open_binary, strip_compression
 from corpustok.schemas import REJECTS, check_document_columns
 
 DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
 DEFAULT_SHARD_ROWS = 1 << 20
 PARQUET_EXTS = (".parquet", ".pq")
 JSONL_EXTS = (".jsonl", ".json", ".ndjson")
-COMPRESSED_EXTS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
 
 @dataclass
@@ -66,16 +64,13 @@ class Unit:
 
 def input_kind(path: str) -> str:
     """``"parquet"`` or ``"jsonl"`` from the file name (compression suffixes allowed)."""
-    base = path.lower()
-    for ext in COMPRESSED_EXTS:
-        if base.endswith(ext):
-            base = base[: -len(ext)]
+    base = strip_compression(path)
     if base.endswith(PARQUET_EXTS):
         return "parquet"
     if base.endswith(JSONL_EXTS):
         return "jsonl"
-    raise ValueError(f"{path}: unknown input type; expected .parquet, .jsonl, .jsonl.gz or "
-                     ".jsonl.zst")
+    raise ValueError(f"{path}: unknown input type; expected .parquet, .jsonl, .jsonl.gz, "
+                     ".jsonl.xz or .jsonl.zst")
 
 
 def expand_inputs(patterns) -> list:
@@ -196,17 +191,6 @@ def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None):
                          f"{num_rows} rows")
 
 
-def _open_text_file(path):
-    for ext, kind in COMPRESSED_EXTS.items():
-        if path.lower().endswith(ext):
-            if kind == "gzip":
-                return gzip.open(path, "rb")
-            import zstandard
-            # The zstd reader has no readline: buffer it so lines can be iterated.
-            return io.BufferedReader(zstandard.open(path, "rb"), 1 << 20)
-    return open(path, "rb")
-
-
 def _parse_lines(source, lines, id_column, text_column):
     """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table."""
     ids, texts, rows, replaced = [], [], [], []
@@ -274,7 +258,7 @@ def _line_ranges(source, shard_bytes, shard_rows):
     lines = []
     size = start = no = 0
     try:
-        with _open_text_file(source) as f:
+        with open_binary(source) as f:
             for raw in f:
                 if raw.strip():
                     lines.append((no, raw))

@@ -1,0 +1,35 @@
+"""Opening possibly compressed text files, shared by the pipeline's readers and the report."""
+import gzip
+import io
+import lzma
+
+COMPRESSED_EXTS = (".gz", ".xz", ".zst", ".zstd")
+
+
+def strip_compression(path: str) -> str:
+    """``path`` without a trailing compression suffix (lower-cased), to see the format."""
+    base = path.lower()
+    for ext in COMPRESSED_EXTS:
+        if base.endswith(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def open_binary(path: str):
+    """A binary line-iterable stream of ``path``, decompressing ``.gz``, ``.xz`` and
+    ``.zst``/``.zstd`` by suffix."""
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if lower.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if lower.endswith((".zst", ".zstd")):
+        import zstandard
+        # The zstd reader has no readline: buffer it so lines can be iterated.
+        return io.BufferedReader(zstandard.open(path, "rb"), 1 << 20)
+    return open(path, "rb")
+
+
+def open_text(path: str):
+    """:func:`open_binary` decoded as UTF-8 text."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8")
