@@ -181,6 +181,10 @@ def _columns(records, flds, start):
         if not isinstance(text, str):
             raise TypeError(f"record {start + k}: field {flds.text!r} is "
                             f"{type(text).__name__}, expected str")
+        if unit is None or lang is None:
+            name = flds.unit if unit is None else flds.lang
+            raise ValueError(f"record {start + k}: field {name!r} is null; every record needs "
+                             "an alignment unit and a language")
         units.append(str(unit))
         langs.append(str(lang))
         texts.append(text)

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -188,13 +189,19 @@ class WordPiece:
     def _load_or_build(self, cache):
         key = self._key()
         if cache is not None and os.path.exists(cache):
-            with np.load(cache) as z:
-                if str(z["key"]) == key:
-                    return {k: z[k] for k in z.files if k != "key"}
+            try:
+                with np.load(cache) as z:
+                    if str(z["key"]) == key:
+                        return {k: z[k] for k in z.files if k != "key"}
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                pass  # unreadable or from another version: rebuilt and replaced below
         arrays = self._build()
         if cache is not None:
-            with open(cache, "wb") as f:  # a file object: np.savez would append ".npz"
+            # Written aside and renamed: workers sharing the cache never read half a file.
+            tmp = f"{cache}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz"
                 np.savez(f, key=np.array(key), **arrays)
+            os.replace(tmp, cache)
         return arrays
 
     def _build(self):

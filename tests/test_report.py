@@ -127,6 +127,8 @@ def test_ref_lang_option_and_errors():
         report({"B": _bytes_tok("utf8")}, [HAND[0], {"lang": "eng", "text": "a"}])
     with pytest.raises(TypeError, match="record 0: field 'text'"):
         report({"B": _bytes_tok("utf8")}, [{"id": 1, "lang": "eng", "text": 5}])
+    with pytest.raises(ValueError, match="record 1: field 'lang' is null"):
+        report({"B": _bytes_tok("utf8")}, [HAND[0], {"id": "u9", "lang": None, "text": "a"}])
 
 
 def test_duplicate_records_of_a_unit_are_summed():

@@ -352,6 +352,10 @@ def test_npz_cache(tmp_path):
     assert all(np.array_equal(a._arrays[k], b._arrays[k]) for k in a._arrays)
     c = WordPiece.from_vocab(VOCAB, lowercase=False, cache=cache)  # other options: rebuilt
     assert c.encode("Hello") == hf_ids(hf("cased"), ["Hello"])[0]
+    cache.write_bytes(cache.read_bytes()[:100])  # a truncated cache is rebuilt, not fatal
+    d = WordPiece.from_vocab(VOCAB, cache=cache)
+    assert d.encode("built on first use") == a.encode("built on first use")
+    assert [p.name for p in tmp_path.iterdir()] == ["wp.npz"]
 
 
 def test_memory_report():
