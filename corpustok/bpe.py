@@ -26,6 +26,9 @@ from .ube import SYMBOL_STRINGS, StreamDecoder, alphabet, parse_symbols, substra
 __all__ = ["BytePairTokenizer"]
 
 DEFAULT_CACHE_SIZE = 1 << 14  # chunk-cache slots per thread (~5 MB), as HF's 10k words
+# GPT-2 style files name no special tokens: vocab entries no merge makes are taken as such
+# (GPT-2 has one, <|endoftext|>); more than this means mismatched or truncated files.
+MAX_INFERRED_SPECIALS = 64
 
 
 class BytePairTokenizer:
@@ -251,6 +254,10 @@ class BytePairTokenizer:
         # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
         made = set(alphabet("utf8")) | {a + b for a, b in merges}
         specials = [t for t in vocab if t not in made]
+        if len(specials) > MAX_INFERRED_SPECIALS:
+            raise ValueError(f"{vocab_json}: {len(specials)} entries (e.g. {specials[:3]}) are "
+                             f"neither byte symbols nor made by a merge of {merges_txt}; is the "
+                             "merges file truncated or from another vocabulary?")
         return cls(vocab, merges, substrate="utf8", special_tokens=specials)
 
     def __getstate__(self):

@@ -458,3 +458,11 @@ def test_decode_rejects_non_integer_ids(gpt2):
         gpt2.decode([1.5])
     with pytest.raises(TypeError, match="integers"):
         gpt2.decode_batch([[True]])
+
+
+def test_truncated_merges_file_is_an_error(tmp_path):
+    lines = (GPT2 / "merges.txt").read_text(encoding="utf-8").splitlines()
+    short = tmp_path / "merges.txt"
+    short.write_text("\n".join(lines[:1000]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="neither byte symbols nor made by a merge"):
+        BytePairTokenizer.from_hf(GPT2 / "vocab.json", short)
