@@ -139,7 +139,10 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
                         elif word_len > max_chars or v == 0:
                             dead = 1
                         else:
-                            while True:  # failure links: emit their pops until a step fits
+                            # Failure links: emit their pops until a step fits. Written out
+                            # here and at the word's end rather than in a helper: a call costs
+                            # 10% of the whole kernel (measured 100 -> 90 MB/s).
+                            while True:
                                 f = info[node, FAIL]
                                 if f < 0:
                                     dead = 1
