@@ -59,19 +59,24 @@ def _from_pylist(texts) -> Utf8Batch:
         return _from_arrow(pa.array(texts, type=pa.large_string()))
     except (UnicodeEncodeError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         pass
-    # Slow path only for lists holding lone surrogates (JSON "\ud800" escapes) or bad types.
+    # Slow path only for lists holding lone surrogates (JSON "\ud800" escapes), invalid
+    # UTF-8 bytes (read by the kernels as a binary column is) or bad types.
     encoded = []
     replaced = np.zeros(len(texts), np.int64)
+    binary = False
     for i, t in enumerate(texts):
         if t is None:
             encoded.append(None)
         elif isinstance(t, str):
             b, replaced[i] = replace_surrogates(t)
             encoded.append(b)
+        elif isinstance(t, (bytes, bytearray, memoryview)):
+            encoded.append(bytes(t))
+            binary = True
         else:
-            raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str or None")
+            raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str, bytes or None")
     batch = _from_arrow(pa.array(encoded, type=pa.large_binary()))
-    batch.binary = False
+    batch.binary = binary
     batch.replaced = replaced if replaced.any() else None
     return batch
 
@@ -103,8 +108,9 @@ def _from_arrow(arr: pa.Array) -> Utf8Batch:
 
 
 def utf8_batch(texts) -> Utf8Batch:
-    """Turn ``texts`` (an Arrow string/binary array, chunked or not, or an iterable of ``str``
-    and None) into the kernels' view, without copying Arrow data."""
+    """Turn ``texts`` (an Arrow string/binary array, chunked or not, or an iterable of ``str``,
+    ``bytes`` (UTF-8, invalid bytes read with replacement) and None) into the kernels' view,
+    without copying Arrow data."""
     if isinstance(texts, (pa.Array, pa.ChunkedArray)):
         return _from_arrow(texts)
     if isinstance(texts, (str, bytes)):

@@ -234,3 +234,12 @@ def test_ids_must_be_integers_in_range():
         ube.StreamDecoder("ube").feed(["7"])
     assert ube.from_symbols_batch(pa.chunked_array([pa.array([[104], None], pa.list_(
         pa.int32()))]), "utf8").to_pylist() == ["h", None]
+
+
+def test_lists_may_mix_str_and_bytes_like_a_binary_column():
+    lists, replaced = ube.symbols_batch(["a", b"b", b"c\xff", None], "utf8",
+                                        return_replaced=True)
+    assert lists.to_pylist() == [[97], [98], ref_symbol_ids("c\ufffd", "utf8"), None]
+    assert replaced.tolist() == [0, 0, 1, 0]
+    with pytest.raises(TypeError, match=r"texts\[1\] is int"):
+        ube.symbols_batch(["a", 5])
