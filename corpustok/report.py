@@ -219,6 +219,16 @@ def add_counts(a, b):
     return tuple(x + y for x, y in zip(a, b))
 
 
+def lang_chars(records, flds=Fields(), start=0):
+    """``[(lang, Counter of characters)]`` of one batch of records: what the script of each
+    language is read from. Records are checked as :func:`batch_counts` checks them."""
+    _, langs, texts = _columns(records, flds, start)
+    chars = defaultdict(Counter)
+    for lang, text in zip(langs, texts):
+        chars[lang].update(text)
+    return list(chars.items())
+
+
 def count_units(tokenizers, records, flds=Fields(), batch_size=BATCH_RECORDS):
     """``(counts, chars)``: ``counts[(name, lang, unit)] = (tokens, floor)`` summed over the
     records of that key, ``chars[lang]`` a Counter of the characters of its texts."""
@@ -229,13 +239,13 @@ def count_units(tokenizers, records, flds=Fields(), batch_size=BATCH_RECORDS):
     def flush():
         for key, value in batch_counts(tokenizers, pending, flds, seen - len(pending)):
             counts[key] = add_counts(counts[key], value) if key in counts else value
+        for lang, c in lang_chars(pending, flds, seen - len(pending)):
+            chars[lang].update(c)
         pending.clear()
 
     for rec in records:
         pending.append(rec)
         seen += 1
-        if isinstance(rec, dict) and isinstance(rec.get(flds.text), str):
-            chars[str(rec.get(flds.lang))].update(rec[flds.text])
         if len(pending) >= batch_size:
             flush()
     if pending:

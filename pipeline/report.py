@@ -14,8 +14,8 @@ import textwrap
 import time
 
 from corpustok.report import (BATCH_RECORDS, DEFAULT_REF, TRAINED, Fields, add_counts,
-                              batch_counts, metrics, read_records, read_texts, report,
-                              tokenizer_info, train_substrates, write_report)
+                              batch_counts, lang_chars, metrics, read_records, read_texts,
+                              report, tokenizer_info, train_substrates, write_report)
 
 from .tokenize import load_tokenizer
 
@@ -39,16 +39,6 @@ def _merge_counters(counters):
     for c in counters:
         out.update(c)
     return out
-
-
-def _lang_chars(batch, flds):
-    from collections import Counter, defaultdict
-    chars = defaultdict(Counter)
-    for rec in batch:
-        text = rec.get(flds.text)
-        if isinstance(text, str):
-            chars[str(rec.get(flds.lang))].update(text)
-    return list(chars.items())
 
 
 def _sum_counts(values):
@@ -91,7 +81,7 @@ def _beam_classes():
                       | "Count" >> beam.ParDo(CountBatch(self._specs, self._flds))
                       | "SumCounts" >> beam.CombinePerKey(_sum_counts))
             chars = (batches
-                     | "Chars" >> beam.FlatMap(_lang_chars, self._flds)
+                     | "Chars" >> beam.FlatMap(lang_chars, self._flds)
                      | "SumChars" >> beam.CombinePerKey(_merge_counters))
             return counts, chars
 
