@@ -18,9 +18,14 @@ SAMPLE = "udhr_sample.jsonl"
 SHOWCASE = ("eng", "rus", "arb", "hin", "tha", "bod", "amh", "zgh", "cmn_hans", "jpn", "kor")
 
 
+def sample_path():
+    """Path of the embedded corpus (JSONL: ``id``, ``unit``, ``lang``, ``bcp47``, ``text``)."""
+    return str(resources.files("corpustok").joinpath("data", SAMPLE))
+
+
 def load_sample():
-    """The embedded corpus as a list of dicts (``id``, ``unit``, ``lang``, ``bcp47``, ``text``)."""
-    with resources.files("corpustok").joinpath("data", SAMPLE).open(encoding="utf-8") as f:
+    """The embedded corpus as a list of dicts."""
+    with open(sample_path(), encoding="utf-8") as f:
         return [json.loads(line) for line in f]
 
 

@@ -4,24 +4,18 @@ decodes back to its documents, print the summary, then the substrate codec's rou
 encoding floor per language on the same sample (corpustok.demo)."""
 import os
 import time
-from importlib import resources
 
-SAMPLE = "udhr_sample.jsonl"
-
-
-def sample_path():
-    return str(resources.files("corpustok").joinpath("data", SAMPLE))
+from corpustok import demo
 
 
 def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
     """Run the job; returns the exit code (0 when every shard verifies)."""
     import corpustok
-    from corpustok import demo
 
     from .run import summary, tokenize
     from .train import train
     from .verify import verify_shards
-    sample = sample_path()
+    sample = demo.sample_path()
     os.makedirs(out_dir, exist_ok=True)
     tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")
     info = train([sample], tok_file, vocab_size=vocab_size, substrate="ube", workers=workers)
