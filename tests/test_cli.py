@@ -9,10 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpustok.pipeline.cli import _parser, main
+from corpustok.demo import sample_path
 from conftest import TEST_DATA
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
-SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpustok", "data", "udhr_sample.jsonl")
+SAMPLE = sample_path()
 
 
 def _hf():

@@ -10,7 +10,6 @@ as Python (~15 KB/s), so batches are small but cover every boundary case; the sw
 """
 import codecs
 import importlib.util
-import json
 import os
 import random
 import subprocess
@@ -23,6 +22,7 @@ from conftest import REPO, read_xz_text, shared_corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpustok.demo import load_sample
 from corpustok.kernels import cuda as kc
 from corpustok.kernels.ube import UBE, UTF8, UTF16, encode_symbols
 
@@ -279,8 +279,7 @@ def test_every_scalar_value(substrate):
 @pytest.mark.parametrize("substrate", SUBSTRATES.values(), ids=SUBSTRATES.keys())
 def test_udhr_multilingual(substrate):
     """Article 1 in every 8th language of the embedded UDHR sample (~15 KB, many scripts)."""
-    rows = [json.loads(line) for line in
-            (REPO / "corpustok" / "data" / "udhr_sample.jsonl").read_text("utf-8").splitlines()]
+    rows = load_sample()
     docs = [r["text"].encode() for r in rows if r["unit"].endswith("art01")][::8]
     assert len(docs) > 50 and any(len(d) > 2 * len(d.decode()) for d in docs)  # not just Latin
     assert_same(docs, substrate, BIG)

@@ -15,13 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from corpustok.demo import sample_path
 from corpustok.pipeline.read import shard_name
 from corpustok.pipeline.run import RunResult, tokenize
 from corpustok.pipeline.verify import verify_shards
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
 from conftest import TEST_DATA
 
-SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpustok", "data", "udhr_sample.jsonl")
+SAMPLE = sample_path()
 GPT2 = TEST_DATA / "gpt2"
 EOS = 50256  # <|endoftext|>
 SHARD_BYTES = 20_000

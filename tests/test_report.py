@@ -14,11 +14,12 @@ import pytest
 
 import corpustok
 from corpustok import BytePairTokenizer
+from corpustok.demo import sample_path
 from conftest import TEST_DATA
 from corpustok.report import (Fields, count_units, gini, read_records, read_texts, report,
                               script_of, write_report)
 
-SAMPLE = Path(corpustok.__file__).parent / "data" / "udhr_sample.jsonl"
+SAMPLE = sample_path()
 UNIT = Fields(unit="unit")
 
 
