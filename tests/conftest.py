@@ -3,6 +3,7 @@
 Tests may read the shared data folder (``../shared/data`` beside the repository) when it
 exists; anything the default suite needs without it ships in ``tests/data``.
 """
+import json
 import lzma
 from pathlib import Path
 
@@ -33,3 +34,21 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+def hf_bpe_train(counts, vocab_size, substrate="ube", min_frequency=0, special_tokens=()):
+    """The trainer's reference: HF ``BpeTrainer`` (no normalizer, no pre-tokenizer,
+    ``initial_alphabet`` = the substrate's symbols) on chunks mapped to symbol strings, each
+    fed ``count`` times. ``counts``: chunk text -> count. Returns ``(vocab, merges)``."""
+    from tokenizers import Tokenizer, models, trainers
+
+    from corpustok.ube import alphabet, to_symbols
+    tok = Tokenizer(models.BPE())
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                  special_tokens=list(special_tokens),
+                                  initial_alphabet=alphabet(substrate), show_progress=False)
+    words = [(to_symbols(chunk, substrate), c) for chunk, c in counts.items()]
+    tok.train_from_iterator((w for w, c in words for _ in range(c)), trainer)
+    model = json.loads(tok.to_str())["model"]
+    return model["vocab"], [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+                            for m in model["merges"]]

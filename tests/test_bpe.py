@@ -2,6 +2,7 @@
 pure-Python references of the merge kernels."""
 import json
 import random
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
@@ -16,7 +17,7 @@ from corpustok.bpe import BytePairTokenizer
 from corpustok.kernels.bpe import build_pair_table, merge_long, merge_short
 from corpustok.pretokenize import GPT2_PATTERN
 
-from conftest import TEST_DATA, read_xz_text, shared_corpus_files
+from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
 
 GPT2 = TEST_DATA / "gpt2"
 SAMPLE = (TEST_DATA / "bpe_sample.txt").read_bytes().decode("utf-8")
@@ -84,17 +85,9 @@ def hf_presplit_ids(hf, text, substrate):
 
 
 def hf_train(texts, substrate, vocab_size, specials=()):
-    """HF BpeTrainer on GPT-2 chunks mapped to symbols: (vocab, merges)."""
-    from tokenizers import Tokenizer, models, trainers
-    hf = Tokenizer(models.BPE())
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                  initial_alphabet=ube.alphabet(substrate),
-                                  special_tokens=list(specials))
-    chunks = (ube.to_symbols(c, substrate) for t in texts for c in regex.findall(GPT2_PATTERN, t))
-    hf.train_from_iterator(chunks, trainer)
-    model = json.loads(hf.to_str())["model"]
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
-    return model["vocab"], merges
+    """HF BpeTrainer on the GPT-2 chunks of ``texts`` mapped to symbols: (vocab, merges)."""
+    counts = Counter(c for t in texts for c in regex.findall(GPT2_PATTERN, t))
+    return hf_bpe_train(counts, vocab_size, substrate, special_tokens=specials)
 
 
 def tiktoken_gpt2():

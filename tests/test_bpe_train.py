@@ -1,6 +1,5 @@
 """BPE trainer: chunk counting against regex + Counter, merges and vocab against HF
 ``BpeTrainer`` (the external oracle) run on the same chunks mapped to symbol strings."""
-import json
 import pickle
 from collections import Counter
 
@@ -9,28 +8,15 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, models, trainers
 
-from conftest import read_xz_text, shared_corpus_files
+from conftest import hf_bpe_train, read_xz_text, shared_corpus_files
 from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
 from corpustok.demo import load_sample
 from corpustok.pretokenize import GPT2_PATTERN
-from corpustok.ube import alphabet, to_symbols
+from corpustok.ube import alphabet
 
 SUBSTRATES = ("ube", "utf8", "utf16")
 SPECIALS = ("<|endoftext|>", "<pad>")
-
-
-def hf_train(counts, vocab_size, substrate="ube", min_frequency=0, special_tokens=()):
-    """HF BpeTrainer on the chunks' symbol strings: no normalizer, no pre-tokenizer."""
-    tok = Tokenizer(models.BPE())
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                  special_tokens=list(special_tokens),
-                                  initial_alphabet=alphabet(substrate), show_progress=False)
-    words = [(to_symbols(chunk, substrate), c) for chunk, c in counts.items()]
-    tok.train_from_iterator((w for w, c in words for _ in range(c)), trainer)
-    model = json.loads(tok.to_str())["model"]
-    return model["vocab"], [tuple(m) for m in model["merges"]]
 
 
 def reference_counts(texts):
@@ -39,7 +25,7 @@ def reference_counts(texts):
 
 
 def assert_same_as_hf(counts, vocab_size, substrate, min_frequency=0, special_tokens=()):
-    want = hf_train(counts, vocab_size, substrate, min_frequency, special_tokens)
+    want = hf_bpe_train(counts, vocab_size, substrate, min_frequency, special_tokens)
     got = train_from_counts(counts, vocab_size, substrate, min_frequency, special_tokens)
     assert got[1] == want[1], (substrate, vocab_size, min_frequency, special_tokens)
     assert got[0] == want[0], (substrate, vocab_size, min_frequency, special_tokens)
@@ -49,7 +35,7 @@ def assert_same_as_hf(counts, vocab_size, substrate, min_frequency=0, special_to
 def test_classic_walkthrough():
     counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
     vocab, merges = train_from_counts(counts, 256 + 10, "utf8")
-    hf_vocab, hf_merges = hf_train(counts, 256 + 10, "utf8")
+    hf_vocab, hf_merges = hf_bpe_train(counts, 256 + 10, "utf8")
     assert merges[:4] == [("e", "s"), ("es", "t"), ("l", "o"), ("lo", "w")]
     # The three-way tie at count 6 (n e, e w, w est) goes to the smallest id pair in HF.
     assert hf_merges[4] == ("e", "w") and merges[4] == hf_merges[4]
