@@ -5,9 +5,11 @@ Builds Parquet corpora of about 100 MB and 1 GB of text from the shared corpus (
 ``corpustok.pipeline.run.tokenize`` with 1 and 2 workers (FnApiRunner in-memory, and
 multi_processing for 2), each in a fresh subprocess, and reports the median wall time of
 ``--runs`` runs, MB/s of input text and the peak RSS of the whole process tree (driver and
-workers, sampled every 50 ms). The kernel's own speed is ``encode_arrays`` on the same tables in
-one process, one core. Targets (issue 4): 2 workers >= 70% of 2x the kernel speed; peak RSS
-flat in input size.
+workers, sampled every 100 ms). Besides the whole run (Beam and worker start-up included), it
+reports the steady state: text MB of the shards finished after every worker has finished one,
+over the time from then to the last shard (from the shard entries' modification times). The
+kernel's own speed is ``encode_arrays`` on the same tables in one process, one core. Targets
+(issue 4): 2 workers >= 70% of 2x the kernel speed; peak RSS flat in input size.
 
     .venv/bin/python bench/pipeline.py [--tokenizer FILE] [--sizes 100,1000] [--runs 3]
 """
@@ -31,6 +33,7 @@ SHARED = os.path.join(HERE, "..", "..", "shared", "data")
 DEFAULT_TOKENIZER = os.path.join(SHARED, "vocab", "bert-base-uncased", "vocab.txt")
 DOC_BYTES = 4096
 ROW_GROUP_BYTES = 8 << 20
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def corpus_documents():
@@ -97,26 +100,45 @@ def kernel_mbps(tokenizer, path, runs):
 
 
 def _tree_rss(root):
-    """Summed RSS (bytes) of ``root``'s session (the driver and its worker processes)."""
+    """Summed RSS (bytes) of ``root`` and its descendants (the driver and its workers), read
+    from /proc/PID/task/*/children: a few files per sample, not every process on the host
+    (a full /proc scan every 50 ms took ~3% of a core from the run it measures)."""
     total = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    pending = [root]
+    while pending:
+        pid = pending.pop()
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) != root:  # session id
-                continue
             with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
+                total += int(f.read().split()[1]) * PAGE
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    pending.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
             continue
     return total
 
 
+def steady_mbps(out, workers):
+    """Text MB/s between the ``workers``-th and the last shard entry written in ``out``."""
+    entries = []
+    for f in os.listdir(out):
+        if f.endswith(".manifest.json") and f != "manifest.json":
+            path = os.path.join(out, f)
+            with open(path, encoding="utf-8") as fh:
+                entries.append((os.path.getmtime(path), json.load(fh)["bytes"]))
+    entries.sort()
+    if len(entries) <= workers:
+        return float("nan")
+    span = entries[-1][0] - entries[workers - 1][0]
+    return sum(b for _, b in entries[workers:]) / 1e6 / span
+
+
 def run_child(tokenizer, path, out, workers):
-    """Run the pipeline in a new session; returns (seconds, peak tree RSS bytes, text bytes)."""
+    """Run the pipeline in a child process; returns (seconds, peak tree RSS bytes, text bytes,
+    steady-state MB/s)."""
     code = ("import json, sys\n"
+            "from corpustok.pipeline.memory import keep_freed_memory\n"
+            "keep_freed_memory()  # as the corpustok command does\n"
             "from corpustok.pipeline.run import tokenize\n"
             "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))\n"
             "print(json.dumps({'ok': r.ok, 'bytes': r.manifest['totals']['bytes'], "
@@ -128,11 +150,11 @@ def run_child(tokenizer, path, out, workers):
     peak = 0
     while proc.poll() is None:
         peak = max(peak, _tree_rss(proc.pid))
-        time.sleep(0.05)
+        time.sleep(0.1)
     res = json.loads(proc.stdout.read().strip().splitlines()[-1])
     if proc.returncode or not res["ok"]:
         sys.exit(f"pipeline run failed: {res}")
-    return res["seconds"], peak, res["bytes"]
+    return res["seconds"], peak, res["bytes"], steady_mbps(out, workers)
 
 
 def main():
@@ -162,17 +184,21 @@ def main():
                        for _ in range(args.runs)]
             secs = statistics.median(r[0] for r in results)
             peak = max(r[1] for r in results)
+            steady = statistics.median(r[3] for r in results)
             mbps = results[0][2] / 1e6 / secs
-            rows.append((mb, results[0][2] / 1e6, workers, secs, mbps, kern, peak / 2**20))
-            print(f"  {mb} MB, {workers} worker(s): {secs:.1f} s, {mbps:.1f} MB/s, peak RSS "
-                  f"{peak / 2**20:,.0f} MiB", flush=True)
+            rows.append((mb, results[0][2] / 1e6, workers, secs, mbps, steady, kern,
+                         peak / 2**20))
+            print(f"  {mb} MB, {workers} worker(s): {secs:.1f} s, {mbps:.1f} MB/s "
+                  f"({steady:.1f} MB/s steady), peak RSS {peak / 2**20:,.0f} MiB", flush=True)
     print()
-    print("| input | text MB | workers | wall s | pipeline MB/s | kernel MB/s (1 core) | "
-          "pipeline / (workers x kernel) | peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|")
-    for mb, text_mb, w, secs, mbps, kern, peak in rows:
-        print(f"| {mb} MB | {text_mb:,.0f} | {w} | {secs:.1f} | {mbps:.1f} | {kern:.1f} | "
-              f"{mbps / (w * kern):.0%} | {peak:,.0f} |")
+    print("| input | text MB | workers | wall s | pipeline MB/s | steady MB/s | kernel MB/s "
+          "(1 core) | pipeline / (workers x kernel) | steady / (workers x kernel) | "
+          "peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for mb, text_mb, w, secs, mbps, steady, kern, peak in rows:
+        print(f"| {mb} MB | {text_mb:,.0f} | {w} | {secs:.1f} | {mbps:.1f} | {steady:.1f} | "
+              f"{kern:.1f} | {mbps / (w * kern):.0%} | {steady / (w * kern):.0%} | "
+              f"{peak:,.0f} |")
 
 
 if __name__ == "__main__":

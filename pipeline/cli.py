@@ -10,6 +10,8 @@ import os
 import sys
 import textwrap
 
+from .memory import keep_freed_memory
+
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 BEAM_EPILOG = """\
@@ -201,6 +203,7 @@ class _QuietOptionalDeps(logging.Filter):
 
 def main(argv=None):
     """Entry point of the ``corpustok`` command; returns the exit code."""
+    keep_freed_memory()  # before anything loads pyarrow: see corpustok.pipeline.memory
     logging.getLogger().addFilter(_QuietOptionalDeps())
     parser = _parser()
     args, extra = parser.parse_known_args(argv)

@@ -1,0 +1,38 @@
+"""Allocator settings for the processes that run the tokenize job.
+
+Arrow's default allocator (mimalloc) returns freed pages to the OS within milliseconds, so every
+shard faults its ~40 MB of read, token-list and Parquet-write buffers in again: measured 1.5-2 s
+per GB of text with 2 local workers (6% of the run). With ``MIMALLOC_PURGE_DELAY=-1`` freed
+pages stay with the allocator and the next shard reuses them; peak RSS is still that of one
+shard per worker. mimalloc reads the variable when pyarrow loads, so it reaches only processes
+that load pyarrow afterwards: the CLI process (nothing imports pyarrow before ``main``) and the
+worker processes a local multi-process run starts. This module imports nothing heavy for that
+reason. A value the user set is kept.
+"""
+import os
+from contextlib import contextmanager
+
+ALLOCATOR_ENV = {"MIMALLOC_PURGE_DELAY": "-1"}
+
+
+def keep_freed_memory():
+    """Apply :data:`ALLOCATOR_ENV` to this process (if pyarrow is not loaded yet) and to every
+    process it starts from now on."""
+    for key, value in ALLOCATOR_ENV.items():
+        os.environ.setdefault(key, value)
+
+
+@contextmanager
+def workers_keep_freed_memory():
+    """Apply :data:`ALLOCATOR_ENV` to the processes started inside the block only (Beam's local
+    workers), leaving the caller's environment as it was."""
+    saved = {key: os.environ.get(key) for key in ALLOCATOR_ENV}
+    keep_freed_memory()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
