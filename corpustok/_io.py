@@ -15,19 +15,23 @@ def strip_compression(path: str) -> str:
     return base
 
 
-def open_binary(path: str):
+def open_binary(path: str, raw=None):
     """A binary line-iterable stream of ``path``, decompressing ``.gz``, ``.xz`` and
-    ``.zst``/``.zstd`` by suffix."""
+    ``.zst``/``.zstd`` by suffix; ``raw``, if given, is the stored bytes already opened
+    (a remote file), closed with the stream."""
     lower = path.lower()
+    source = path if raw is None else raw
     if lower.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return gzip.open(source, "rb")
     if lower.endswith(".xz"):
-        return lzma.open(path, "rb")
+        return lzma.open(source, "rb")
     if lower.endswith((".zst", ".zstd")):
         import zstandard
         # The zstd reader has no readline: buffer it so lines can be iterated.
-        return io.BufferedReader(zstandard.open(path, "rb"), 1 << 20)
-    return open(path, "rb")
+        return io.BufferedReader(zstandard.open(source, "rb"), 1 << 20)
+    if raw is None:
+        return open(path, "rb")
+    return raw if isinstance(raw, io.BufferedIOBase) else io.BufferedReader(raw, 1 << 20)
 
 
 def open_text(path: str):

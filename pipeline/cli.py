@@ -6,10 +6,10 @@ only by the commands that run a pipeline, so ``encode``/``decode``/``--help`` st
 """
 import argparse
 import logging
-import os
 import sys
 import textwrap
 
+from . import files
 from .memory import keep_freed_memory
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -19,8 +19,9 @@ Any option not listed above is passed to Apache Beam unchanged. Without --runner
 locally on the FnApiRunner (Beam's DirectRunner would first try to download the Prism runner).
 Examples: --direct_running_mode multi_processing --direct_num_workers 4 (what --workers 4
 does); --runner DataflowRunner --project P --region R --temp_location gs://B/tmp; --runner
-FlinkRunner --flink_master HOST:8081 --environment_type LOOPBACK. Input and output folders
-must then be reachable from the workers (a shared mount)."""
+FlinkRunner --flink_master HOST:8081 --environment_type LOOPBACK. Inputs, --out and
+--tokenizer may be local paths or gs://, s3://, hdfs://, azfs:// paths (install the matching
+extra, e.g. apache-beam[gcp]); on a cluster, local paths must be a mount every worker shares."""
 
 
 def _sub(sub, name, help, description, epilog=None):
@@ -144,17 +145,17 @@ def _cmd_tokenize(args, beam_args):
                       beam_args=beam_args, workers=args.workers,
                       progress=not args.no_progress)
     print(summary(result))
-    print(f"  output     {os.path.join(args.out, 'manifest.json')}")
+    print(f"  output     {files.join(args.out, 'manifest.json')}")
     return EXIT_OK if result.ok else EXIT_INPUT_ERRORS
 
 
 def _cmd_train(args, beam_args):
-    import corpustok
+    from .tokenize import load_tokenizer
     from .train import train
     info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
                  id_column=args.id_column, text_column=args.text_column, beam_args=beam_args,
                  workers=args.workers)
-    tok = corpustok.load(args.out)
+    tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
           f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "
           f"{info['chunks']:,} distinct chunks) in {info['seconds']:.1f} s -> {args.out}")
@@ -168,16 +169,16 @@ def _lines(items):
 
 
 def _cmd_encode(args):
-    import corpustok
-    tok = corpustok.load(args.tokenizer)
+    from .tokenize import load_tokenizer
+    tok = load_tokenizer(args.tokenizer)
     for text in _lines(args.items):
         print(" ".join(map(str, tok.encode(text))))
     return EXIT_OK
 
 
 def _cmd_decode(args):
-    import corpustok
-    tok = corpustok.load(args.tokenizer)
+    from .tokenize import load_tokenizer
+    tok = load_tokenizer(args.tokenizer)
     groups = [args.items] if args.items else (line.split() for line in sys.stdin)
     for group in groups:
         try:

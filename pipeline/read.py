@@ -6,7 +6,6 @@ from the JSONL line count (lines gathered until ``shard_bytes``), so shard names
 the input and the options, never on the runner's bundling. The generators here are plain
 Python, used by the Beam transforms and by non-Beam code (verification, training) alike.
 """
-import glob
 import hashlib
 import json
 import os
@@ -15,11 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from corpustok._arrow import string_array, utf8_batch
-from corpustok._io import open_binary, strip_compression
+from corpustok._io import strip_compression
 from corpustok.schemas import REJECTS, check_document_columns
+
+from . import files
 
 DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
 DEFAULT_SHARD_ROWS = 1 << 20
@@ -78,15 +78,13 @@ def expand_inputs(patterns) -> list:
 
     Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
     """
-    files = []
+    found = []
     for pat in patterns:
-        matched = sorted(glob.glob(pat, recursive=True)) if glob.has_magic(pat) else \
-            ([pat] if os.path.exists(pat) else [])
-        matched = [m for m in matched if os.path.isfile(m)]
+        matched = files.match(pat)
         if not matched:
             raise ValueError(f"no input file matches {pat!r}")
-        files.extend(matched)
-    out = list(dict.fromkeys(files))
+        found.extend(matched)
+    out = list(dict.fromkeys(found))
     for f in out:
         input_kind(f)
     return out
@@ -98,21 +96,16 @@ def shard_name(source: str, start: int, stop: int) -> str:
     row range."""
     base = os.path.basename(source)
     stem = base.split(".")[0] or "input"
-    try:
-        st = os.stat(source)
-        identity = f"{os.path.abspath(source)}\0{st.st_size}\0{st.st_mtime_ns}"
-    except OSError:
-        identity = os.path.abspath(source)
-    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha1(files.identity(source).encode("utf-8", "surrogatepass")).hexdigest()
     return f"{stem}-{digest[:10]}-{start:010d}-{stop:010d}"
 
 
 def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
     """One ``Unit`` per row group of ``path``, with the slice size that keeps a shard near
     ``shard_bytes`` of (uncompressed) text. Raises on an unreadable footer or bad columns."""
-    pf = pq.ParquetFile(path)
-    check_document_columns(pf.schema_arrow, id_column, text_column, path)
-    md = pf.metadata
+    with files.parquet_file(path) as pf:
+        check_document_columns(pf.schema_arrow, id_column, text_column, path)
+        md = pf.metadata
     # The text column's Parquet leaf (exact path first: column names may contain dots).
     paths = [md.schema.column(i).path for i in range(md.num_columns)]
     leaf = paths.index(text_column) if text_column in paths else \
@@ -157,7 +150,11 @@ def _documents(ids, texts, rows, replaced=None) -> pa.Table:
 def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None):
     """Yield ``DocBatch`` slices of one row group (bounded: streamed in record batches), or
     ``(start, stop)`` tuples for slices ``is_done(source, start, stop)`` says are complete."""
-    pf = pq.ParquetFile(unit.source)
+    with files.parquet_file(unit.source) as pf:
+        yield from _read_row_group(pf, unit, id_column, text_column, is_done)
+
+
+def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
     num_rows = pf.metadata.row_group(unit.row_group).num_rows
     ranges = unit_ranges(unit, num_rows)
     done = [bool(is_done and is_done(unit.source, a, b)) for a, b in ranges]
@@ -258,7 +255,7 @@ def _line_ranges(source, shard_bytes, shard_rows):
     lines = []
     size = start = no = 0
     try:
-        with open_binary(source) as f:
+        with files.open_lines(source) as f:
             for raw in f:
                 if raw.strip():
                     lines.append((no, raw))

@@ -6,13 +6,13 @@ Prism runner, which fails offline); ``--direct_running_mode multi_processing
 ``--runner DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
 """
 import json
-import os
 import sys
 import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+from . import files
 from .memory import workers_keep_freed_memory
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
 from .shards import ENTRY_SUFFIX, RUN_MANIFEST, file_sha256, prepare_out_dir
@@ -103,7 +103,7 @@ class Progress:
         self._stream = stream = stream or sys.stderr
         self._tty = stream.isatty()
         self._interval = interval or (0.5 if self._tty else 10.0)
-        self._seen = {f for f in os.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
+        self._seen = {f for f in files.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
         self._stats = [0, 0, 0, 0]  # shards, documents, bytes, tokens
         self._stop = threading.Event()
         self._t0 = time.perf_counter()
@@ -120,11 +120,10 @@ class Progress:
         self._show(final=True)
 
     def _poll(self):
-        for f in os.listdir(self._out):
+        for f in files.listdir(self._out):
             if f.endswith(ENTRY_SUFFIX) and f not in self._seen:
                 try:
-                    with open(os.path.join(self._out, f), encoding="utf-8") as fh:
-                        e = json.load(fh)
+                    e = json.loads(files.read_bytes(files.join(self._out, f)))
                 except (OSError, ValueError):
                     continue
                 self._seen.add(f)
@@ -164,7 +163,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
 
     from .transforms import NAMESPACE, tokenize_to_shards
 
-    files = expand_inputs(inputs)
+    paths = expand_inputs(inputs)
     tok_sha, tok = tokenizer_identity(tokenizer)
     bos = resolve_marker(tok, bos, "bos")
     eos = resolve_marker(tok, eos, "eos")
@@ -177,7 +176,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     options, runner = beam_options(beam_args, workers)
     t0 = time.perf_counter()
     p = beam.Pipeline(runner=runner, options=options)
-    tokenize_to_shards(p, files, out_dir, tokenizer, tok_sha, config, id_column=id_column,
+    tokenize_to_shards(p, paths, out_dir, tokenizer, tok_sha, config, id_column=id_column,
                        text_column=text_column, bos=bos, eos=eos, shard_bytes=shard_bytes,
                        shard_rows=shard_rows, max_doc_bytes=max_doc_bytes,
                        write_rejects=write_rejects)
@@ -192,8 +191,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
             counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
     except (NotImplementedError, AttributeError, KeyError):
         pass  # some runners report no metrics
-    with open(os.path.join(out_dir, RUN_MANIFEST), encoding="utf-8") as f:
-        manifest = json.load(f)
+    manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     return RunResult(manifest, counters, seconds)
 
 

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from corpustok._arrow import list_array, utf8_batch
 from corpustok.schemas import REJECTS, TOKENS
 
+from . import files
 from .read import DocBatch
 
 DEFAULT_MAX_DOC_BYTES = 8 << 20
@@ -35,11 +36,13 @@ class TokenBatch:
 
 
 def load_tokenizer(spec):
-    """A tokenizer from ``spec``: a file path (``corpustok.load``) or a zero-argument factory."""
+    """A tokenizer from ``spec``: a file path, local or remote (``corpustok.load``), or a
+    zero-argument factory."""
     if callable(spec):
         return spec()
     import corpustok
-    return corpustok.load(spec)
+    with files.local_copy(spec) as path:
+        return corpustok.load(path)
 
 
 def _stream_encode(tok, data: np.ndarray):

@@ -7,16 +7,15 @@ learning runs once, on the (much smaller) table of unique chunks.
 """
 import json
 import os
-import shutil
 import tempfile
 import time
+import uuid
 
 import pyarrow.compute as pc
 
+from . import files
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
 from .shards import write_json
-
-SIZES = "sizes.json"
 
 
 def _sizes(batch):
@@ -34,12 +33,19 @@ def _add(pairs):
     return docs, nbytes
 
 
-def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, info_dir):
+def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, info_path):
+    """Runs on one worker: learn the merges, write the tokenizer to ``out`` (local or remote)
+    and the run's numbers to ``info_path`` beside it, for the driver to read."""
     from corpustok import BytePairTokenizer
     from corpustok.bpe_train import train_from_counts
     vocab, merges = train_from_counts(counts, vocab_size, substrate=substrate)
-    BytePairTokenizer(vocab, merges, substrate=substrate).save(out)
-    write_json(os.path.join(info_dir, SIZES),
+    with tempfile.TemporaryDirectory(prefix="corpustok-train-") as tmp:
+        local = os.path.join(tmp, "tokenizer.json")
+        BytePairTokenizer(vocab, merges, substrate=substrate).save(local)
+        with open(local, "rb") as f:
+            data = f.read()
+    files.write_atomic(out, lambda f: f.write(data))
+    write_json(info_path,
                {"documents": sizes[0], "bytes": sizes[1], "chunks": len(counts),
                 "errors": sorted(f"{e.source}: {e.error}" for e in errors)})
 
@@ -60,13 +66,14 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
     from .transforms import ReadDocuments
 
     substrate_code(substrate)  # fail on a bad substrate before reading a corpus
-    files = expand_inputs(inputs)
+    paths = expand_inputs(inputs)
     options, runner = beam_options(beam_args, workers)
-    info_dir = tempfile.mkdtemp(prefix="corpustok-train-")
+    # Beside the output, so that workers of a remote runner can write it too.
+    info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()
     try:
         with beam.Pipeline(runner=runner, options=options) as p:
-            read = p | "ReadDocuments" >> ReadDocuments(files, id_column, text_column,
+            read = p | "ReadDocuments" >> ReadDocuments(paths, id_column, text_column,
                                                         shard_bytes, DEFAULT_SHARD_ROWS)
             tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)
             sizes = (read["batches"] | "Sizes" >> beam.Map(_sizes)
@@ -76,10 +83,10 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
              | "CountChunks" >> CountChunks("text")
              | "LearnMerges" >> beam.Map(_learn_and_save, beam.pvalue.AsSingleton(sizes),
                                          beam.pvalue.AsSingleton(errors), out, vocab_size,
-                                         substrate, info_dir))
-        with open(os.path.join(info_dir, SIZES), encoding="utf-8") as f:
-            info = json.load(f)
+                                         substrate, info_path))
+        info = json.loads(files.read_bytes(info_path))
     finally:
-        shutil.rmtree(info_dir, ignore_errors=True)
+        if files.exists(info_path):
+            files.remove([info_path])
     info["seconds"] = time.perf_counter() - t0
     return info

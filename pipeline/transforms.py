@@ -6,12 +6,11 @@ would materialize it). The only shuffles move tiny work descriptors (file names,
 so a parallel runner spreads the reading, and gather the shard entries for the run manifest.
 DoFns hold plain configuration; the tokenizer is built in ``setup()``.
 """
-import os
-
 import apache_beam as beam
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
+from . import files
 from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadError, plan_units,
                    read_unit, shard_name)
 from .shards import (RUN_MANIFEST, config_hash, load_entry, remove_stale, run_manifest,
@@ -81,18 +80,18 @@ class ReadDocuments(beam.PTransform):
     ``errors`` (``ReadError`` per unreadable file or row group; the rest still runs).
     """
 
-    def __init__(self, files, id_column="id", text_column="text",
+    def __init__(self, paths, id_column="id", text_column="text",
                  shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS, out_dir=None,
                  config_id=None):
         super().__init__()
-        self._files = list(files)
+        self._paths = list(paths)
         self._args = (id_column, text_column, shard_bytes, shard_rows)
         self._out_dir = out_dir
         self._config_id = config_id
 
     def expand(self, pbegin):
         planned = (pbegin
-                   | "Files" >> beam.Create(self._files)
+                   | "Files" >> beam.Create(self._paths)
                    | "Plan" >> beam.ParDo(_PlanUnits(*self._args)).with_outputs(ERRORS,
                                                                                 main="units"))
         read = (planned.units
@@ -177,7 +176,7 @@ class WriteRunManifest(beam.PTransform):
         def write(entry_list, error_list):
             remove_stale(out_dir, entry_list)
             manifest = run_manifest(entry_list, error_list, *meta)
-            write_json(os.path.join(out_dir, RUN_MANIFEST), manifest)
+            write_json(files.join(out_dir, RUN_MANIFEST), manifest)
             return manifest
 
         return (entries
@@ -185,14 +184,14 @@ class WriteRunManifest(beam.PTransform):
                 | "WriteManifest" >> beam.Map(write, beam.pvalue.AsSingleton(all_errors)))
 
 
-def tokenize_to_shards(pbegin, files, out_dir, tokenizer, tokenizer_sha256, config, *,
+def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, tokenizer_sha256, config, *,
                        id_column="id", text_column="text", bos=None, eos=None,
                        shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
                        max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False):
     """The whole tokenize job on a pipeline: read, tokenize, write shards, write the manifest.
     Returns the PCollection holding the run manifest dict."""
     config_id = config_hash(config)
-    read = pbegin | "ReadDocuments" >> ReadDocuments(files, id_column, text_column, shard_bytes,
+    read = pbegin | "ReadDocuments" >> ReadDocuments(paths, id_column, text_column, shard_bytes,
                                                      shard_rows, out_dir, config_id)
     written = (read["batches"]
                | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, bos, eos, max_doc_bytes))

@@ -5,16 +5,15 @@ Decoding is exact only for lossless tokenizers (byte-level BPE); for WordPiece, 
 normalizes, compare ids with a reference tokenizer instead.
 """
 import json
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from corpustok.schemas import TOKENS, check_run_manifest, check_table
 
+from . import files
 from .read import read_documents
 from .shards import RUN_MANIFEST
 
@@ -63,8 +62,7 @@ def _input_rows(source, id_column, text_column):
 def verify_shards(out_dir, tokenizer, id_column="id", text_column="text", decode=True):
     """Check ``out_dir``'s run manifest and shards against the inputs it names."""
     v = Verification()
-    with open(os.path.join(out_dir, RUN_MANIFEST), encoding="utf-8") as f:
-        manifest = json.load(f)
+    manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     check_run_manifest(manifest)
     cfg = manifest["config"]
     nb = 0 if cfg["bos"] is None else 1
@@ -78,7 +76,8 @@ def verify_shards(out_dir, tokenizer, id_column="id", text_column="text", decode
         kept = 0
         seen = np.zeros(len(rows), bool)
         for e in entries:
-            t = pq.read_table(os.path.join(out_dir, e["file"]))
+            with files.parquet_file(files.join(out_dir, e["file"])) as pf:
+                t = pf.read()
             check_table(t, TOKENS, e["file"])
             v.shards += 1
             kept += t.num_rows
