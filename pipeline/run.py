@@ -102,7 +102,9 @@ class Progress:
         self._out = out_dir
         self._stream = stream = stream or sys.stderr
         self._tty = stream.isatty()
-        self._interval = interval or (0.5 if self._tty else 10.0)
+        # Listing an object store costs a request: poll it as rarely as a log file.
+        self._interval = interval or (0.5 if self._tty and not files.is_remote(out_dir)
+                                      else 10.0)
         self._seen = {f for f in files.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
         self._stats = [0, 0, 0, 0]  # shards, documents, bytes, tokens
         self._stop = threading.Event()
