@@ -28,6 +28,7 @@ CACHE_KEY = 64  # chunks longer than this many bytes are not cached
 CACHE_IDS = 32  # nor chunks of more tokens
 CACHE_PROBES = 4
 LOW32 = np.int64(0xFFFFFFFF)
+STALE = -1  # merge_long's rank of a position whose pair is gone (ranks are >= 0)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -150,7 +151,7 @@ def _heap_pop(heap, size):
 def _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size):
     """Look up the pair starting at live position ``k`` and push it when the merges hold it."""
     q = nxt[k]
-    rank[k] = NO_RANK
+    rank[k] = STALE
     if q < n:
         v = _pair(pairs, ids[k], ids[q])
         if v >= 0:
@@ -160,6 +161,16 @@ def _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size):
     return size
 
 
+@njit(nogil=True, cache=True)
+def long_work(n):
+    """Work arrays of :func:`merge_long` for ``n`` symbols: ``(rank, new, nxt, prv, heap)``,
+    int32 but for the heap of packed ``(rank << 32) | position``. The heap needs ``2n`` slots:
+    at most ``n - 1`` pairs go in first, and each merge pops one entry and pushes at most two,
+    over at most ``n - 1`` merges. 32 bytes per symbol in all."""
+    return (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
+            np.empty(n, np.int32), np.empty(2 * n + 1, np.int64))
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def merge_long(ids, n, pairs, rank, new, nxt, prv, heap):
     """Merge ``ids[:n]`` in place with a min-heap of ``(rank, position)`` over a linked list of
@@ -167,8 +178,7 @@ def merge_long(ids, n, pairs, rank, new, nxt, prv, heap):
     position's current pair rank, so each step is O(log n): O(n log n) in all.
 
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
-    sequence as :func:`merge_short`. ``heap`` needs ``3 * n`` slots (n initial pairs, at most
-    two new ones per merge); the other work arrays ``n``.
+    sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
     size = 0
     for k in range(n):
@@ -184,7 +194,7 @@ def merge_long(ids, n, pairs, rank, new, nxt, prv, heap):
         q = nxt[k]
         ids[k] = new[k]
         ids[q] = -1
-        rank[q] = NO_RANK
+        rank[q] = STALE
         r = nxt[q]
         nxt[k] = r
         if r < n:
@@ -314,16 +324,13 @@ def _cache_find(meta, c_key, data, s, e, h):
 
 @njit(nogil=True, cache=True)
 def encode_long_chunk(data, s, e, substrate, sym_id, pairs, out, j):
-    """Encode a chunk too long for the batch kernel's work arrays straight into ``out[j:]``
-    with :func:`merge_long` (work arrays sized to the chunk); returns ``(ids, U+FFFD)``.
-    O(m log m) for m symbols."""
-    m = symbol_total(data, s, e, substrate)
-    ids = np.empty(m, np.int32)
+    """Encode a chunk too long for the batch kernel's work arrays in place in ``out[j:]``
+    (which has room for its base symbols) with :func:`merge_long`; returns ``(ids, U+FFFD)``.
+    O(m log m) time and 32 bytes of work memory per symbol for m symbols."""
+    ids = out[j:j + symbol_total(data, s, e, substrate)]
     n, bad = chunk_symbols(data, s, e, substrate, sym_id, ids)
-    n = merge_long(ids, n, pairs, np.empty(n, np.int64), np.empty(n, np.int64),
-                   np.empty(n, np.int64), np.empty(n, np.int64), np.empty(3 * n + 1, np.int64))
-    out[j:j + n] = ids[:n]
-    return n, bad
+    rank, new, nxt, prv, heap = long_work(n)
+    return merge_long(ids, n, pairs, rank, new, nxt, prv, heap), bad
 
 
 @njit(nogil=True, cache=True, _nrt=False)
