@@ -18,7 +18,7 @@ def strip_compression(path: str) -> str:
 def open_binary(path: str, raw=None):
     """A binary line-iterable stream of ``path``, decompressing ``.gz``, ``.xz`` and
     ``.zst``/``.zstd`` by suffix; ``raw``, if given, is the stored bytes already opened
-    (a remote file), closed with the stream."""
+    (a remote file), which the caller closes."""
     lower = path.lower()
     source = path if raw is None else raw
     if lower.endswith(".gz"):

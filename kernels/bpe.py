@@ -167,6 +167,8 @@ def long_work(n):
     int32 but for the heap of packed ``(rank << 32) | position``. The heap needs ``2n`` slots:
     at most ``n - 1`` pairs go in first, and each merge pops one entry and pushes at most two,
     over at most ``n - 1`` merges. 32 bytes per symbol in all."""
+    if n >= 2**31 - 1:  # int32 links; such a chunk would need 64 GB of work memory anyway
+        raise ValueError("a single pre-token chunk of 2**31 symbols or more")
     return (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
             np.empty(n, np.int32), np.empty(2 * n + 1, np.int64))
 

@@ -4,10 +4,17 @@ Remote paths (``gs://``, ``s3://``, ``hdfs://``, ``azfs://`` with the matching B
 installed) go through ``apache_beam.io.filesystems.FileSystems``, so the same job runs on
 Dataflow, Flink or Spark with inputs and outputs in object storage. Local paths keep plain
 ``os`` calls and pyarrow's own file reading (faster than a Python file object, and Beam is not
-imported by the local paths). Writes are atomic in both: a temporary name, then a rename, so a
-file is either absent or whole.
+imported by the local paths).
+
+Guarantees kept for both: a file is either absent or whole (local and HDFS: a temporary name,
+then a rename; object stores, whose objects appear only when the upload completes: written in
+place); every failure of a remote operation, whatever the client library raises, surfaces as
+an ``OSError`` naming the path, so readers count it as an unreadable input instead of failing
+the job.
 """
+import functools
 import glob
+import io
 import os
 import re
 import uuid
@@ -16,6 +23,7 @@ from contextlib import contextmanager
 from corpustok._io import open_binary
 
 TMP_PREFIX = ".tmp-"
+PARQUET_BUFFER = 1 << 20
 _SCHEME = re.compile(r"[a-zA-Z][-a-zA-Z0-9+.]*://")  # what Beam's FileSystems calls a scheme
 
 
@@ -33,35 +41,96 @@ def _uncompressed():
     return CompressionTypes.UNCOMPRESSED
 
 
+def use_options(options):
+    """Give Beam's filesystems the job's pipeline options (credentials, endpoints), which
+    s3://, hdfs:// and azfs:// need before the pipeline itself is built."""
+    _fs().set_options(options)
+
+
+@contextmanager
+def _remote(path):
+    """Re-raise any non-OSError of a remote call (google.api_core NotFound, S3ClientError...)
+    as an OSError naming ``path``."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 - client libraries raise their own types
+        raise OSError(f"{path}: {type(e).__name__}: {e}") from e
+
+
+class _Guarded(io.RawIOBase):
+    """A remote file object as a raw stream whose errors are OSErrors; wrapped in a
+    BufferedReader it gives real buffering (some clients read lines a byte at a time)."""
+
+    def __init__(self, path, f):
+        self._path = path
+        self._f = f
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def readinto(self, buf):
+        with _remote(self._path):
+            data = self._f.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        with _remote(self._path):
+            return self._f.seek(offset, whence)
+
+    def tell(self):
+        with _remote(self._path):
+            return self._f.tell()
+
+    def close(self):
+        if not self.closed:
+            with _remote(self._path):
+                self._f.close()
+        super().close()
+
+
 def join(folder: str, *names: str) -> str:
     return _fs().join(folder, *names) if is_remote(folder) else os.path.join(folder, *names)
 
 
-def _metadata(pattern):
-    """Beam ``FileMetadata`` of the files matching ``pattern`` (empty when none)."""
-    from apache_beam.io.filesystem import BeamIOError
-    try:
-        return _fs().match([pattern])[0].metadata_list
-    except BeamIOError:  # Beam raises, rather than returning nothing, for a missing path
-        return []
-
-
 def match(pattern: str) -> list:
-    """Files matching ``pattern`` (a path or a glob), sorted."""
+    """Files matching ``pattern``, sorted: the file itself when one has exactly that name
+    (names may hold ``[``), else the glob's matches. Remote globs follow Beam (``*`` stays
+    within a folder level, ``**`` crosses levels)."""
     if is_remote(pattern):
-        return sorted(m.path for m in _metadata(pattern))
-    found = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else \
-        ([pattern] if os.path.exists(pattern) else [])
+        if exists(pattern):
+            return [pattern]
+        with _remote(pattern):
+            return sorted(m.path for m in _fs().match([pattern])[0].metadata_list)
+    if os.path.isfile(pattern):
+        return [pattern]
+    found = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else []
     return [f for f in found if os.path.isfile(f)]
+
+
+def _metadata(path):
+    """Beam ``FileMetadata`` of exactly ``path`` (no glob expansion: names may hold ``[``)."""
+    with _remote(path):
+        return _fs().get_filesystem(path).metadata(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _remote_identity(path):
+    meta = _metadata(path)
+    return f"{path}\0{meta.size_in_bytes}\0{meta.last_updated_in_seconds}"
 
 
 def identity(path: str) -> str:
     """Absolute path, size and modification time: changes whenever the file's content may
-    have; the absolute path alone if the file cannot be seen."""
+    have. Local: the absolute path alone if the file cannot be seen. Remote: read once per
+    process (each read is a request; shard names need it several times per shard)."""
     if is_remote(path):
-        meta = _metadata(path)
-        return f"{path}\0{meta[0].size_in_bytes}\0{meta[0].last_updated_in_seconds}" \
-            if meta else path
+        return _remote_identity(path)
     try:
         st = os.stat(path)
         return f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}"
@@ -70,28 +139,38 @@ def identity(path: str) -> str:
 
 
 def open_read(path: str):
-    """A binary file object of ``path`` as stored (no decompression)."""
+    """A buffered binary file object of ``path`` as stored (no decompression)."""
     if is_remote(path):
-        return _fs().open(path, compression_type=_uncompressed())
+        with _remote(path):
+            f = _fs().open(path, compression_type=_uncompressed())
+        return io.BufferedReader(_Guarded(path, f), 1 << 20)
     return open(path, "rb")
 
 
+@contextmanager
 def open_lines(path: str):
     """A binary, line-iterable stream of ``path``, decompressed by suffix (``.gz``, ``.xz``,
-    ``.zst``)."""
-    return open_binary(path, open_read(path) if is_remote(path) else None)
+    ``.zst``); the remote file object is closed with it."""
+    if not is_remote(path):
+        with open_binary(path) as f:
+            yield f
+        return
+    with open_read(path) as raw, open_binary(path, raw) as f:
+        yield f
 
 
 @contextmanager
 def parquet_file(path: str):
     """A ``pyarrow.parquet.ParquetFile`` of ``path``: pyarrow's own reader for a local path,
-    a Beam file object (closed afterwards) for a remote one."""
+    a Beam file object (closed afterwards) for a remote one. Column chunks are read through a
+    1 MB buffer rather than whole (pyarrow's default), so a huge row group streams: measured
+    the same speed."""
     import pyarrow.parquet as pq
     if not is_remote(path):
-        with pq.ParquetFile(path) as pf:
+        with pq.ParquetFile(path, buffer_size=PARQUET_BUFFER) as pf:
             yield pf
         return
-    with open_read(path) as raw, pq.ParquetFile(raw) as pf:
+    with open_read(path) as raw, pq.ParquetFile(raw, buffer_size=PARQUET_BUFFER) as pf:
         yield pf
 
 
@@ -102,67 +181,88 @@ def read_bytes(path: str) -> bytes:
 
 def size(path: str) -> int:
     """Size in bytes; OSError when ``path`` does not exist."""
-    if is_remote(path):
-        meta = _metadata(path)
-        if not meta:
-            raise FileNotFoundError(path)
-        return meta[0].size_in_bytes
-    return os.path.getsize(path)
+    return _metadata(path).size_in_bytes if is_remote(path) else os.path.getsize(path)
 
 
 def exists(path: str) -> bool:
-    return _fs().exists(path) if is_remote(path) else os.path.exists(path)
+    if is_remote(path):
+        with _remote(path):
+            return _fs().exists(path)
+    return os.path.exists(path)
+
+
+def _has_dirs(path):
+    with _remote(path):
+        return _fs().get_filesystem(path).has_dirs()
 
 
 def makedirs(folder: str):
-    if is_remote(folder):
-        if not _fs().exists(folder):  # object stores have no folders: a no-op there
-            _fs().mkdirs(folder)
-    else:
+    """Create ``folder`` (and parents) if missing; nothing to do on object stores."""
+    if not is_remote(folder):
         os.makedirs(folder, exist_ok=True)
+    elif _has_dirs(folder) and not exists(folder):
+        with _remote(folder):
+            _fs().mkdirs(folder)
 
 
 def listdir(folder: str) -> list:
-    """Names (not paths) of the files directly in ``folder``; empty if it does not exist."""
+    """Names (not paths) of the files directly in ``folder``; empty if it does not exist.
+    Listing errors are raised, never taken for an empty folder."""
     if is_remote(folder):
         prefix = join(folder, "")
-        return sorted(m.path[len(prefix):] for m in _metadata(prefix + "*")
-                      if "/" not in m.path[len(prefix):])
+        with _remote(folder):
+            found = _fs().match([prefix + "*"])[0].metadata_list
+        return sorted(m.path[len(prefix):] for m in found if "/" not in m.path[len(prefix):])
     return sorted(f for f in os.listdir(folder) if os.path.isfile(os.path.join(folder, f))) \
         if os.path.isdir(folder) else []
 
 
 def remove(paths):
+    """Delete ``paths`` (files that exist)."""
     paths = list(paths)
-    if not paths:
-        return
     remote = [p for p in paths if is_remote(p)]
     if remote:
-        _fs().delete(remote)
+        with _remote(remote[0]):
+            _fs().delete(remote)
     for p in paths:
         if not is_remote(p) and os.path.exists(p):
             os.remove(p)
 
 
 def write_atomic(path: str, write):
-    """Call ``write(f)`` with a binary file object, then move the result onto ``path``; the
-    temporary is removed if anything fails."""
-    folder, base = (path.rsplit("/", 1) if is_remote(path) else os.path.split(path))
+    """Call ``write(f)`` with a binary file object so that ``path`` is either as before or
+    whole: an object store publishes an object only when its upload completes, so the bytes
+    are gathered in memory (a shard: tens of MB) and uploaded in place; a local or HDFS file
+    goes to a temporary name first, then is renamed (HDFS renames only onto a free name).
+    Whatever fails, no temporary stays."""
+    remote = is_remote(path)
+    if remote and not _has_dirs(path):
+        buf = io.BytesIO()  # a failed write must not close (and so publish) a partial upload
+        write(buf)
+        with _remote(path):
+            with _fs().create(path, compression_type=_uncompressed()) as f:
+                f.write(buf.getbuffer())
+        return
+    folder, base = path.rsplit("/", 1) if remote else os.path.split(path)
     tmp = join(folder, f"{TMP_PREFIX}{base}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     try:
-        if is_remote(path):
-            with _fs().create(tmp, compression_type=_uncompressed()) as f:
-                write(f)
-            _fs().rename([tmp], [path])
+        if remote:
+            with _remote(path):
+                with _fs().create(tmp, compression_type=_uncompressed()) as f:
+                    write(f)
+                if exists(path):
+                    remove([path])
+                _fs().rename([tmp], [path])
         else:
             with open(tmp, "wb") as f:
                 write(f)
             os.replace(tmp, path)
     except BaseException:
         try:
-            remove([tmp])
-        except Exception:  # noqa: BLE001 - the original error is the one to report
-            pass
+            if exists(tmp):
+                remove([tmp])
+        except OSError:
+            pass  # the original error is the one to report
         raise
 
 

@@ -1,6 +1,6 @@
 """Allocator settings for the processes that run the tokenize job.
 
-Arrow's default allocator (mimalloc) returns freed pages to the OS within milliseconds, so every
+Arrow's default allocator (mimalloc) returns freed pages to the OS after a short delay, so every
 shard faults its ~40 MB of read, token-list and Parquet-write buffers in again: measured 1.5-2 s
 per GB of text with 2 local workers (6% of the run). With ``MIMALLOC_PURGE_DELAY=-1`` freed
 pages stay with the allocator and the next shard reuses them; peak RSS is still that of one

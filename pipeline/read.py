@@ -9,6 +9,7 @@ Python, used by the Beam transforms and by non-Beam code (verification, training
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,7 +96,8 @@ def shard_name(source: str, start: int, stop: int) -> str:
     modification time (so a changed input never reuses shards of its old content), and the
     row range."""
     base = os.path.basename(source)
-    stem = base.split(".")[0] or "input"
+    # Only word characters: a shard name must never read as a glob ([, *, ?) to a filesystem.
+    stem = re.sub(r"[^\w-]", "_", base.split(".")[0]) or "input"
     digest = hashlib.sha1(files.identity(source).encode("utf-8", "surrogatepass")).hexdigest()
     return f"{stem}-{digest[:10]}-{start:010d}-{stop:010d}"
 

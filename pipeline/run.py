@@ -165,6 +165,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
 
     from .transforms import NAMESPACE, tokenize_to_shards
 
+    options, runner = beam_options(beam_args, workers)
+    files.use_options(options)  # remote paths are read below, before the pipeline exists
     paths = expand_inputs(inputs)
     tok_sha, tok = tokenizer_identity(tokenizer)
     bos = resolve_marker(tok, bos, "bos")
@@ -175,7 +177,6 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
               "text_column": text_column, "shard_bytes": shard_bytes, "shard_rows": shard_rows,
               "write_rejects": bool(write_rejects)}
     prepare_out_dir(out_dir)
-    options, runner = beam_options(beam_args, workers)
     t0 = time.perf_counter()
     p = beam.Pipeline(runner=runner, options=options)
     tokenize_to_shards(p, paths, out_dir, tokenizer, tok_sha, config, id_column=id_column,

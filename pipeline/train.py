@@ -66,8 +66,9 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
     from .transforms import ReadDocuments
 
     substrate_code(substrate)  # fail on a bad substrate before reading a corpus
-    paths = expand_inputs(inputs)
     options, runner = beam_options(beam_args, workers)
+    files.use_options(options)  # remote inputs are matched before the pipeline exists
+    paths = expand_inputs(inputs)
     # Beside the output, so that workers of a remote runner can write it too.
     info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()

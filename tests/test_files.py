@@ -1,6 +1,7 @@
 """Remote paths: the tokenize and train jobs read inputs, the tokenizer and resumable output
 through Beam's FileSystems, shown with an in-memory ``memfs://`` filesystem that behaves like
-an object store (no folders, objects appear on close). Results must equal a local run's."""
+an object store (see tests/memfs.py). Results must equal a local run's; every remote handle
+opened is closed; client errors surface as OSErrors; stale and temporary objects are cleaned."""
 import gzip
 import io
 import json
@@ -22,11 +23,28 @@ from memfs import MemFileSystem
 ROOT = "memfs://bucket"
 
 
+def _forget_options():
+    """Beam keeps the options of the last pipeline built or run in this process; the jobs must
+    hand their own to the filesystems, before any pipeline exists."""
+    from apache_beam.options.value_provider import RuntimeValueProvider
+    files.use_options(None)
+    RuntimeValueProvider.set_runtime_options(None)
+
+
 @pytest.fixture
 def memfs():
     MemFileSystem.clear()
+    _forget_options()
+    files._remote_identity.cache_clear()  # identities are cached per process
     yield MemFileSystem
+    assert not MemFileSystem.open_handles, "a remote file was left open"
     MemFileSystem.clear()
+
+
+@pytest.fixture
+def options(memfs):
+    from apache_beam.options.pipeline_options import PipelineOptions
+    files.use_options(PipelineOptions([]))
 
 
 def _put(path, data: bytes):
@@ -48,8 +66,8 @@ def _inputs(local_dir):
     pq.write_table(pa.table({"id": list(range(90)), "text": col}), buf, row_group_size=30)
     lines = [json.dumps({"id": f"j{i}", "text": t}) for i, t in enumerate(texts[90:])]
     lines.insert(3, "{not json")
-    blobs = {"a.parquet": buf.getvalue(),
-             "b.jsonl.gz": gzip.compress(("\n".join(lines) + "\n").encode())}
+    blobs = {"a.parquet": buf.getvalue(),  # a name that reads as a glob, taken literally:
+             "b[1].jsonl.gz": gzip.compress(("\n".join(lines) + "\n").encode())}
     local, remote = [], []
     for name, data in blobs.items():
         with open(os.path.join(local_dir, name), "wb") as f:
@@ -70,7 +88,7 @@ def gpt2_bytes(tmp_path_factory):
         return f.read()
 
 
-def test_file_operations(memfs):
+def test_file_operations(memfs, options):
     _put(f"{ROOT}/d/x.txt", b"abc")
     _put(f"{ROOT}/d/sub/y.txt", b"de")
     assert files.match(f"{ROOT}/d/*.txt") == [f"{ROOT}/d/x.txt"]
@@ -80,7 +98,10 @@ def test_file_operations(memfs):
     assert files.read_bytes(f"{ROOT}/d/x.txt") == b"abc" and files.size(f"{ROOT}/d/x.txt") == 3
     before = files.identity(f"{ROOT}/d/x.txt")
     _put(f"{ROOT}/d/x.txt", b"abc")  # rewritten: a new modification time, a new identity
+    files._remote_identity.cache_clear()
     assert files.identity(f"{ROOT}/d/x.txt") != before
+    with pytest.raises(OSError, match="ClientError"):  # the client's own error, as an OSError
+        files.read_bytes(f"{ROOT}/d/missing.txt")
 
     def fail(f):
         f.write(b"partial")
@@ -106,16 +127,20 @@ def _shard_tables(out):
 
 
 def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
+    from apache_beam.options.pipeline_options import PipelineOptions
+    files.use_options(PipelineOptions([]))  # only to upload the inputs; then unset again
     local_in, remote_in = _inputs(tmp_path)
+    _put(f"{ROOT}/tok/gpt2.json", gpt2_bytes)
+    _forget_options()
     local_tok = tmp_path / "gpt2.json"
     local_tok.write_bytes(gpt2_bytes)
-    _put(f"{ROOT}/tok/gpt2.json", gpt2_bytes)
     out = f"{ROOT}/out"
     kw = dict(shard_bytes=8000, eos="<|endoftext|>", write_rejects=True)
+    patterns = [f"{ROOT}/in/*.parquet", remote_in[1]]
 
     local = tokenize(local_in, str(tmp_path / "out"), str(local_tok), **kw)
-    remote = tokenize([f"{ROOT}/in/*.parquet", f"{ROOT}/in/*.jsonl.gz"], out,
-                      f"{ROOT}/tok/gpt2.json", **kw)
+    _forget_options()
+    remote = tokenize(patterns, out, f"{ROOT}/tok/gpt2.json", **kw)
     assert remote.ok and local.ok
     lm, lt = _shard_tables(str(tmp_path / "out"))
     rm, rt = _shard_tables(out)
@@ -125,25 +150,31 @@ def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
     for key in lt:
         assert rt[key].equals(lt[key]), key
     assert any(p.startswith(f"{out}/rejects/") for p in memfs.objects)
-    assert not [p for p in memfs.objects if "/.tmp-" in p]
+    assert all("[" not in p for p in memfs.objects if p.startswith(out))  # names never globs
 
     v = verify_shards(out, load_tokenizer(f"{ROOT}/tok/gpt2.json"))
     assert v.ok, v.problems
     assert v.documents == rm["totals"]["documents"]
 
-    # A rerun finds every shard complete and rewrites only the run manifest.
+    # A rerun finds every shard complete and rewrites only the run manifest; it deletes the
+    # temporary a killed writer left and a shard no longer produced (other options, old input).
     shard_objects = {p: d for p, d in memfs.objects.items() if not p.endswith("/manifest.json")}
-    again = tokenize([f"{ROOT}/in/*.parquet", f"{ROOT}/in/*.jsonl.gz"], out,
-                     f"{ROOT}/tok/gpt2.json", **kw)
+    _put(f"{out}/.tmp-a-0123456789-0000000000-0000000001.parquet.77.abcdef12", b"partial")
+    stale = "a-0123456789-0000000000-0000000001"
+    for name in (f"{stale}.parquet", f"{stale}.manifest.json", f"rejects/{stale}.parquet"):
+        _put(f"{out}/{name}", b"old")
+    _forget_options()
+    again = tokenize(patterns, out, f"{ROOT}/tok/gpt2.json", **kw)
     assert again.counters.get("shards_skipped") == rm["totals"]["shards"]
     assert again.counters.get("shards_written", 0) == 0
     assert {p: d for p, d in memfs.objects.items() if not p.endswith("/manifest.json")} \
         == shard_objects
 
 
-def test_train_remote_equals_local(memfs, tmp_path):
+def test_train_remote_equals_local(memfs, options, tmp_path):
     local_in, _ = _inputs(tmp_path)
     info_local = train(local_in, str(tmp_path / "t.json"), vocab_size=400)
+    _forget_options()
     info_remote = train([f"{ROOT}/in/*"], f"{ROOT}/tok/t.json", vocab_size=400)
     for key in ("documents", "bytes", "chunks"):
         assert info_remote[key] == info_local[key]
