@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from corpustok.pipeline.memory import ALLOCATOR_ENV, keep_freed_memory, workers_keep_freed_memory
+from conftest import TEST_DATA
 
 KEY = "MIMALLOC_PURGE_DELAY"
 
@@ -33,16 +34,19 @@ def test_user_value_kept(clean_env):
 
 
 def test_cli_sets_it_before_pyarrow_loads(clean_env):
-    # The setting only reaches an allocator that starts after it; the CLI module must not
-    # load pyarrow on import, and a process started afterwards must see the value.
-    code = ("import sys\n"
-            "from corpustok.pipeline import cli\n"
-            "assert 'pyarrow' not in sys.modules\n"
-            "from corpustok.pipeline.memory import keep_freed_memory\n"
-            "keep_freed_memory()\n"
-            "import subprocess\n"
-            "print(subprocess.run([sys.executable, '-c', 'import os; print(os.environ[\"%s\"])'],"
-            " capture_output=True, text=True, check=True).stdout.strip())\n" % KEY)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == ALLOCATOR_ENV[KEY]
+    # The setting only reaches an allocator that starts after it: watch the moment the
+    # `corpustok` command's main() first imports pyarrow, and what the variable was then.
+    code = ("import os, sys\n"
+            "seen = []\n"
+            "class Watch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'pyarrow' and not seen:\n"
+            "            seen.append(os.environ.get(%r))\n"
+            "sys.meta_path.insert(0, Watch())\n"
+            "from corpustok.pipeline.cli import main\n"
+            "assert main(['encode', '--tokenizer', sys.argv[1], 'hello world']) == 0\n"
+            "print(seen)\n" % KEY)
+    vocab = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
+    out = subprocess.run([sys.executable, "-c", code, vocab], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()
+    assert out[-1] == repr([ALLOCATOR_ENV[KEY]])
