@@ -137,7 +137,7 @@ def run_child(tokenizer, path, out, workers):
     """Run the pipeline in a child process; returns (seconds, peak tree RSS bytes, text bytes,
     steady-state MB/s)."""
     code = ("import json, sys\n"
-            "from corpustok.pipeline.memory import keep_freed_memory\n"
+            "from corpustok.pipeline.workers import keep_freed_memory\n"
             "keep_freed_memory()  # as the corpustok command does\n"
             "from corpustok.pipeline.run import tokenize\n"
             "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))\n"

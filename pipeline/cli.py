@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from . import files
-from .memory import keep_freed_memory
+from .workers import keep_freed_memory
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -204,7 +204,7 @@ class _QuietOptionalDeps(logging.Filter):
 
 def main(argv=None):
     """Entry point of the ``corpustok`` command; returns the exit code."""
-    keep_freed_memory()  # before anything loads pyarrow: see corpustok.pipeline.memory
+    keep_freed_memory()  # before anything loads pyarrow: see corpustok.pipeline.workers
     logging.getLogger().addFilter(_QuietOptionalDeps())
     parser = _parser()
     args, extra = parser.parse_known_args(argv)

@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from . import files
-from .memory import workers_keep_freed_memory
+from .workers import local_workers_env
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
 from .shards import ENTRY_SUFFIX, RUN_MANIFEST, file_sha256, prepare_out_dir
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
@@ -183,7 +183,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
                        text_column=text_column, bos=bos, eos=eos, shard_bytes=shard_bytes,
                        shard_rows=shard_rows, max_doc_bytes=max_doc_bytes,
                        write_rejects=write_rejects)
-    with workers_keep_freed_memory(), (Progress(out_dir) if progress else nullcontext()):
+    with local_workers_env(), (Progress(out_dir) if progress else nullcontext()):
         result = p.run()
         result.wait_until_finish()
     seconds = time.perf_counter() - t0

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from . import files
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
 from .shards import write_json
+from .workers import local_workers_env
 
 
 def _sizes(batch):
@@ -73,7 +74,7 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
     info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()
     try:
-        with beam.Pipeline(runner=runner, options=options) as p:
+        with local_workers_env(), beam.Pipeline(runner=runner, options=options) as p:
             read = p | "ReadDocuments" >> ReadDocuments(paths, id_column, text_column,
                                                         shard_bytes, DEFAULT_SHARD_ROWS)
             tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)

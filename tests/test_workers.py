@@ -1,0 +1,72 @@
+"""The environment of job processes: the allocator setting for the CLI and local workers, a safe
+import path for the workers, never over a user's own value, the caller's environment restored
+after a run."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from corpustok.pipeline.workers import (ALLOCATOR_ENV, WORKER_ENV, keep_freed_memory,
+                                        local_workers_env)
+from conftest import TEST_DATA
+
+KEY = "MIMALLOC_PURGE_DELAY"
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    monkeypatch.delenv(KEY, raising=False)
+    return monkeypatch
+
+
+def test_workers_setting_is_scoped(clean_env):
+    clean_env.delenv("PYTHONSAFEPATH", raising=False)
+    with local_workers_env():
+        assert all(os.environ[k] == v for k, v in WORKER_ENV.items())
+    assert KEY not in os.environ and "PYTHONSAFEPATH" not in os.environ
+
+
+def test_user_value_kept(clean_env):
+    clean_env.setenv(KEY, "250")
+    with local_workers_env():
+        assert os.environ[KEY] == "250"
+    assert os.environ[KEY] == "250"
+    keep_freed_memory()
+    assert os.environ[KEY] == "250"
+
+
+def test_cli_sets_it_before_pyarrow_loads(clean_env):
+    # The setting only reaches an allocator that starts after it: watch the moment the
+    # `corpustok` command's main() first imports pyarrow, and what the variable was then.
+    code = ("import os, sys\n"
+            "seen = []\n"
+            "class Watch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'pyarrow' and not seen:\n"
+            "            seen.append(os.environ.get(%r))\n"
+            "sys.meta_path.insert(0, Watch())\n"
+            "from corpustok.pipeline.cli import main\n"
+            "assert main(['encode', '--tokenizer', sys.argv[1], 'hello world']) == 0\n"
+            "print(seen)\n" % KEY)
+    vocab = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
+    out = subprocess.run([sys.executable, "-c", code, vocab], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()
+    assert out[-1] == repr([ALLOCATOR_ENV[KEY]])
+
+
+def test_workers_run_next_to_a_folder_named_like_the_package(tmp_path):
+    # A user who cloned the project into ./corpustok and runs from the folder above: Beam's
+    # local workers start in that folder and must still import the installed package.
+    (tmp_path / "corpustok").mkdir()
+    (tmp_path / "corpustok" / "README.md").write_text("a clone\n")
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(f'{{"id": {i}, "text": "document number {i}"}}\n'
+                            for i in range(40)))
+    command = os.path.join(os.path.dirname(sys.executable), "corpustok")
+    res = subprocess.run([command, "tokenize", str(docs), "--tokenizer",
+                          str(TEST_DATA / "bert-base-uncased" / "vocab.txt"), "--out",
+                          str(tmp_path / "out"), "--workers", "2", "--no-progress"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "documents  40" in res.stdout
