@@ -190,10 +190,16 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
                          f"{num_rows} rows")
 
 
-def _parse_lines(source, lines, id_column, text_column):
-    """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table."""
+def _parse_lines(source, lines, id_column, text_column, check_fields=False):
+    """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table.
+
+    With ``check_fields`` (a file's first range), raise ValueError when no JSON object has
+    both fields: the names are wrong for the whole file (as a missing Parquet column), not
+    a few bad records."""
     ids, texts, rows, replaced = [], [], [], []
     rej = {"id": [], "row": [], "reason": [], "detail": []}
+    objects = lacking = 0
+    keys = {}  # field names of the objects that lack one, in order of appearance
 
     def reject(no, reason, detail, doc_id=None):
         rej["id"].append(doc_id)
@@ -216,6 +222,10 @@ def _parse_lines(source, lines, id_column, text_column):
         if not isinstance(rec, dict):
             reject(no, "bad_record", f"a JSON {type(rec).__name__}, not an object")
             continue
+        objects += 1
+        if id_column not in rec or text_column not in rec:
+            lacking += 1
+            keys.update(dict.fromkeys(list(rec)[:20]))
         doc_id = rec.get(id_column)
         if doc_id is None or isinstance(doc_id, (dict, list)):
             reject(no, "bad_record", f"no usable {id_column!r} field")
@@ -232,6 +242,11 @@ def _parse_lines(source, lines, id_column, text_column):
         texts.append(text)
         rows.append(no)
         replaced.append(fixed)
+    if check_fields and objects and lacking == objects:
+        seen = ", ".join(list(keys)[:20]) or "none"
+        raise ValueError(f"{source}: no JSON object has both the id field {id_column!r} and "
+                         f"the text field {text_column!r} (fields seen: {seen}); choose them "
+                         "with --id-column and --text-column")
     # utf8_batch replaces lone surrogates (JSON "\ud800" escapes) by U+FFFD and counts them.
     tb = utf8_batch(texts)
     rep = np.asarray(replaced, np.int64)
@@ -284,7 +299,7 @@ def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue
-        docs, rejects = _parse_lines(source, lines, id_column, text_column)
+        docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0)
         yield DocBatch(source, start, stop, docs, rejects)
 
 

@@ -479,6 +479,22 @@ def test_rerun_with_other_options_or_changed_input_leaves_no_stale_shards(gpt2_f
     assert table.column("tokens").to_pylist() == [hf_ids("changed text")]
 
 
+def test_jsonl_with_other_field_names_is_a_file_error(gpt2_file, tmp_path):
+    # Every object lacks the default fields: a named file error (exit 1), as a missing Parquet
+    # column, not a silent run of bad_record rejects; naming the fields reads the file.
+    src = tmp_path / "renamed.jsonl"
+    src.write_text("".join(json.dumps({"doc_id": i, "body": f"text {i}"}) + "\n"
+                           for i in range(30)))
+    r = tokenize([str(src)], str(tmp_path / "out"), gpt2_file)
+    assert r.manifest["status"] == "COMPLETED_WITH_ERRORS"
+    assert r.manifest["totals"]["documents"] == 0
+    [err] = r.manifest["errors"]
+    assert "'id'" in err["error"] and "'text'" in err["error"] and "doc_id, body" in err["error"]
+    r = tokenize([str(src)], str(tmp_path / "out2"), gpt2_file, id_column="doc_id",
+                 text_column="body")
+    assert r.ok and r.manifest["totals"]["documents"] == 30
+
+
 def test_dotted_column_name_and_null_ids(gpt2_file, hf_ids, tmp_path):
     src = str(tmp_path / "dots.parquet")
     pq.write_table(pa.table({"doc.id": pa.array(["a", None, "c"]),
