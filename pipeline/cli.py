@@ -1,18 +1,20 @@
 """The ``corpustok`` command line: train, tokenize, encode, decode, main, report.
 
 Exit codes: 0 success; 1 the job completed but some input could not be read (named in the
-summary and in manifest.json); 2 bad arguments or input (message on stderr). Beam is imported
+summary and in manifest.json); 2 bad arguments or input (message on stderr); 3 the job failed
+(a Beam worker or an unexpected error: traceback on stderr). Beam is imported
 only by the commands that run a pipeline, so ``encode``/``decode``/``--help`` start fast.
 """
 import argparse
 import logging
 import sys
 import textwrap
+import traceback
 
 from . import files
 from .workers import keep_freed_memory
 
-EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 BEAM_EPILOG = """\
 Any option not listed above is passed to Apache Beam unchanged. Without --runner the job runs
@@ -76,6 +78,10 @@ def _parser():
                          "bytes, or utf16 (UTF-16LE bytes) (default: %(default)s)")
     tr.add_argument("--vocab-size", type=_positive(int), required=True,
                     help="size of the vocabulary to learn, base symbols included")
+    tr.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
+                    dest="special_tokens",
+                    help="a special token to reserve (first ids, never learned from the text, "
+                         "usable as --bos/--eos later), e.g. '<|endoftext|>'; repeat for more")
     tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
                     help="where to write the tokenizer (corpustok JSON)")
 
@@ -150,15 +156,22 @@ def _cmd_tokenize(args, beam_args):
 
 
 def _cmd_train(args, beam_args):
+    from corpustok.ube import alphabet
+
     from .tokenize import load_tokenizer
     from .train import train
     info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
                  id_column=args.id_column, text_column=args.text_column, beam_args=beam_args,
-                 workers=args.workers)
+                 workers=args.workers, special_tokens=args.special_tokens)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
           f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "
           f"{info['chunks']:,} distinct chunks) in {info['seconds']:.1f} s -> {args.out}")
+    base = len(tok.special_tokens) + len(alphabet(args.substrate))
+    if tok.vocab_size != args.vocab_size:
+        print(f"  asked for {args.vocab_size:,} ids: " + (
+            f"the base symbols and special tokens alone take {base:,}"
+            if args.vocab_size <= base else "the corpus has no more pairs worth merging"))
     for e in info["errors"]:
         print(f"  ERROR {e}")
     return EXIT_INPUT_ERRORS if info["errors"] else EXIT_OK
@@ -226,6 +239,10 @@ def main(argv=None):
     except (ValueError, TypeError, OSError) as e:
         print(f"corpustok {args.command}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception:  # noqa: BLE001 - anything else failed the job: say so apart from 1 and 2
+        traceback.print_exc()
+        print(f"corpustok {args.command}: failed (traceback above)", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -244,7 +244,7 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
         replaced.append(fixed)
     if check_fields and objects and lacking == objects:
         seen = ", ".join(list(keys)[:20]) or "none"
-        raise ValueError(f"{source}: no JSON object has both the id field {id_column!r} and "
+        raise ValueError(f"no JSON object has both the id field {id_column!r} and "
                          f"the text field {text_column!r} (fields seen: {seen}); choose them "
                          "with --id-column and --text-column")
     # utf8_batch replaces lone surrogates (JSON "\ud800" escapes) by U+FFFD and counts them.

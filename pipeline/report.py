@@ -226,7 +226,9 @@ def _named(items):
 
 
 def run_report(args):
-    """Run ``corpustok report`` for parsed ``args``; returns the exit code (0)."""
+    """Run ``corpustok report`` for parsed ``args``; returns the exit code (0). Raises
+    ValueError for bad arguments, including fields under which no language aligns with the
+    reference (nothing is written then)."""
     flds = Fields(args.unit_field, args.lang_field, args.text_field)
     missing = [p for p in args.parallel + (args.train_text or []) if not os.path.exists(p)]
     if missing:
@@ -260,6 +262,10 @@ def run_report(args):
     else:
         rep = report(toks, read_records(args.parallel), ref_lang=args.ref_lang,
                      include_ref=args.include_ref, flds=flds)
+    if not any(s.languages for s in rep.summary):
+        raise ValueError(f"no language shares an aligned unit with {args.ref_lang!r}: check "
+                         f"--unit-field ({args.unit_field!r}), --lang-field ({args.lang_field!r})"
+                         f" and --ref-lang (the embedded sample needs --unit-field unit)")
     paths = write_report(rep, args.out, plots=not args.no_plots, title=args.title)
     for s in rep.summary:
         gini = "n/a" if s.gini is None else f"{s.gini:.4f}"

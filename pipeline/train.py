@@ -34,29 +34,36 @@ def _add(pairs):
     return docs, nbytes
 
 
-def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, info_path):
-    """Runs on one worker: learn the merges, write the tokenizer to ``out`` (local or remote)
-    and the run's numbers to ``info_path`` beside it, for the driver to read."""
+def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials, info_path):
+    """Runs on one worker: learn the merges, write the tokenizer to ``out`` (local or remote;
+    not when no document was read) and the run's numbers to ``info_path`` beside it, for the
+    driver to read."""
     from corpustok import BytePairTokenizer
     from corpustok.bpe_train import train_from_counts
-    vocab, merges = train_from_counts(counts, vocab_size, substrate=substrate)
-    with tempfile.TemporaryDirectory(prefix="corpustok-train-") as tmp:
-        local = os.path.join(tmp, "tokenizer.json")
-        BytePairTokenizer(vocab, merges, substrate=substrate).save(local)
-        with open(local, "rb") as f:
-            data = f.read()
-    files.write_atomic(out, lambda f: f.write(data))
+    if sizes[0]:
+        vocab, merges = train_from_counts(counts, vocab_size, substrate=substrate,
+                                          special_tokens=specials)
+        with tempfile.TemporaryDirectory(prefix="corpustok-train-") as tmp:
+            local = os.path.join(tmp, "tokenizer.json")
+            BytePairTokenizer(vocab, merges, substrate=substrate,
+                              special_tokens=specials).save(local)
+            with open(local, "rb") as f:
+                data = f.read()
+        files.write_atomic(out, lambda f: f.write(data))
     write_json(info_path,
                {"documents": sizes[0], "bytes": sizes[1], "chunks": len(counts),
                 "errors": sorted(f"{e.source}: {e.error}" for e in errors)})
 
 
 def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column="text",
-          beam_args=(), workers=None, shard_bytes=DEFAULT_SHARD_BYTES):
+          beam_args=(), workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=()):
     """Train a BPE tokenizer on ``inputs`` (files or globs) and save it to ``out``.
 
-    Returns ``info``: documents, bytes, unique chunks, seconds, and the errors of unreadable
-    inputs (the rest is still used). Raises ValueError for bad arguments.
+    ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
+    the text. Returns ``info``: documents, bytes, unique chunks, seconds, and the errors of
+    unreadable inputs (the rest is still used). Raises ValueError for bad arguments, an output
+    folder that does not exist, or inputs of which no document could be read (then no
+    tokenizer is written).
     """
     import apache_beam as beam
 
@@ -66,7 +73,13 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
     from .run import beam_options
     from .transforms import ReadDocuments
 
-    substrate_code(substrate)  # fail on a bad substrate before reading a corpus
+    substrate_code(substrate)  # fail on bad arguments before reading a corpus
+    specials = list(special_tokens)
+    if not all(isinstance(t, str) and t for t in specials):
+        raise ValueError(f"special tokens must be non-empty strings, got {specials!r}")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not files.is_remote(out) and not os.path.isdir(folder):
+        raise ValueError(f"--out {out}: the folder {folder} does not exist")
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
     paths = expand_inputs(inputs)
@@ -85,10 +98,13 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
              | "CountChunks" >> CountChunks("text")
              | "LearnMerges" >> beam.Map(_learn_and_save, beam.pvalue.AsSingleton(sizes),
                                          beam.pvalue.AsSingleton(errors), out, vocab_size,
-                                         substrate, info_path))
+                                         substrate, specials, info_path))
         info = json.loads(files.read_bytes(info_path))
     finally:
         if files.exists(info_path):
             files.remove([info_path])
+    if not info["documents"]:
+        raise ValueError("no document with text could be read from the inputs, so no tokenizer "
+                         "was written" + "".join(f"\n  {e}" for e in info["errors"]))
     info["seconds"] = time.perf_counter() - t0
     return info

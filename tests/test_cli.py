@@ -140,6 +140,66 @@ def test_train_with_beam_counting_equals_in_memory_training(tmp_path, capsys):
     assert capsys.readouterr().out == text + "\n"
 
 
+def test_train_special_tokens_then_tokenize_with_eos(tmp_path, capsys):
+    # The README's pair of commands: a special token reserved at training is an --eos later.
+    from corpustok import BytePairTokenizer
+    import corpustok
+    with open(SAMPLE, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f][:200]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    out = tmp_path / "tok.json"
+    assert main(["train", str(src), "--vocab-size", "700", "--special-token", "<|endoftext|>",
+                 "--out", str(out)]) == 0
+    want = BytePairTokenizer.train(texts, 700, special_tokens=["<|endoftext|>"])
+    got = corpustok.load(out)
+    assert got.vocab == want.vocab and got.merges == want.merges
+    assert got.token_to_id("<|endoftext|>") == 0
+    capsys.readouterr()
+    assert main(["tokenize", str(src), "--tokenizer", str(out), "--out", str(tmp_path / "s"),
+                 "--eos", "<|endoftext|>", "--no-progress"]) == 0
+    assert "documents  200" in capsys.readouterr().out
+    # Fewer ids than asked: said, with the reason.
+    assert main(["train", str(src), "--vocab-size", "100", "--out", str(tmp_path / "t.json")]) == 0
+    assert "asked for 100 ids: the base symbols and special tokens alone take 512" in \
+        capsys.readouterr().out
+
+
+def test_train_refuses_what_cannot_give_a_tokenizer(tmp_path, capsys):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": 1, "text": "some text"}) + "\n")
+    out = tmp_path / "tok.json"
+    assert main(["train", str(src), "--vocab-size", "600", "--text-column", "body",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no document with text could be read" in err and "fields seen: id, text" in err
+    assert not out.exists()
+    assert main(["train", str(src), "--vocab-size", "600", "--out",
+                 str(tmp_path / "missing" / "tok.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_report_with_fields_that_align_nothing_is_an_error(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["report", SAMPLE, "--tokenizer", f"B={BERT_VOCAB}", "--out", str(out),
+                 "--no-plots"]) == 2
+    assert "needs --unit-field unit" in capsys.readouterr().err and not out.exists()
+    assert main(["report", SAMPLE, "--tokenizer", f"B={BERT_VOCAB}", "--out", str(out),
+                 "--no-plots", "--unit-field", "unit"]) == 0
+
+
+def test_a_failing_job_exits_3_with_its_traceback(tmp_path, capsys, monkeypatch):
+    from corpustok.pipeline import run
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a Beam worker died")
+    monkeypatch.setattr(run, "tokenize", broken)
+    assert main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out",
+                 str(tmp_path / "o")]) == 3
+    err = capsys.readouterr().err
+    assert "RuntimeError: a Beam worker died" in err and "failed (traceback above)" in err
+
+
 def test_main_job_trains_tokenizes_and_verifies(tmp_path, capsys):
     assert main(["main", "--out", str(tmp_path / "out"), "--vocab-size", "600"]) == 0
     printed = capsys.readouterr().out
