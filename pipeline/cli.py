@@ -32,7 +32,7 @@ def _sub(sub, name, help, description, epilog=None):
                           epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def _add_read_options(p):
+def _add_read_options(p, ids=True):
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.xz, .jsonl.zst) "
                         "files or globs (quote globs; ** matches folders)")
@@ -40,9 +40,13 @@ def _add_read_options(p):
                    help="column (Parquet) or field (JSONL) holding the text; string or binary "
                         "(binary is read as UTF-8, invalid bytes become U+FFFD and are "
                         "counted) (default: %(default)s)")
-    p.add_argument("--id-column", default="id",
-                   help="column or field holding the document id, string or integer "
-                        "(default: %(default)s)")
+    if ids:
+        p.add_argument("--id-column", default="id",
+                       help="column or field holding the document id, string or integer "
+                            "(default: %(default)s)")
+        p.add_argument("--no-id", action="store_true",
+                       help="the input has no id column or field: shard rows get a null id "
+                            "and are known by their source file and row")
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="local worker processes (Beam multi_processing mode); default: one "
                         "in-process worker")
@@ -71,7 +75,7 @@ def _parser():
         description="Count pre-tokenized chunks of the corpus with a Beam combine, then learn "
                     "BPE merges on the chosen substrate and save the tokenizer file.",
         epilog=BEAM_EPILOG)
-    _add_read_options(tr)
+    _add_read_options(tr, ids=False)  # training reads texts only
     tr.add_argument("--substrate", choices=("ube", "utf8", "utf16"), default="ube",
                     help="base symbols the merges start from: ube (UTF-8 for 1-2 byte "
                          "characters, UTF-16LE bytes as a second alphabet otherwise), utf8 "
@@ -144,7 +148,8 @@ def _parser():
 
 def _cmd_tokenize(args, beam_args):
     from .run import summary, tokenize
-    result = tokenize(args.inputs, args.out, args.tokenizer, id_column=args.id_column,
+    result = tokenize(args.inputs, args.out, args.tokenizer,
+                      id_column=None if args.no_id else args.id_column,
                       text_column=args.text_column, bos=args.bos, eos=args.eos,
                       shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
                       max_doc_bytes=int(args.max_doc_mb * 1e6), write_rejects=args.rejects,
@@ -161,7 +166,7 @@ def _cmd_train(args, beam_args):
     from .tokenize import load_tokenizer
     from .train import train
     info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
-                 id_column=args.id_column, text_column=args.text_column, beam_args=beam_args,
+                 text_column=args.text_column, beam_args=beam_args,
                  workers=args.workers, special_tokens=args.special_tokens)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "

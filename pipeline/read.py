@@ -31,13 +31,15 @@ JSONL_EXTS = (".jsonl", ".json", ".ndjson")
 @dataclass
 class DocBatch:
     """Rows ``[start, stop)`` of ``source`` (documents in ``table``, schema ``DOCUMENTS``) and
-    the rows the reader rejected (``rejects``, schema ``REJECTS``)."""
+    the rows the reader rejected (``rejects``, schema ``REJECTS``). ``has_ids`` False: the
+    input has no id column (ids are null; rows are known by source and row)."""
 
     source: str
     start: int
     stop: int
     table: pa.Table
     rejects: pa.Table = field(default_factory=REJECTS.empty_table)
+    has_ids: bool = True
 
     @property
     def name(self):
@@ -168,9 +170,9 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
     pending = []
     have = 0
     k = 0
+    columns = [text_column] if id_column is None else [id_column, text_column]
     batches = pf.iter_batches(batch_size=min(unit.rows_per_shard, 65536),
-                              row_groups=[unit.row_group], columns=[id_column, text_column],
-                              use_threads=False)
+                              row_groups=[unit.row_group], columns=columns, use_threads=False)
     for rb in batches:
         pending.append(rb)
         have += rb.num_rows
@@ -179,8 +181,11 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
             t = pa.Table.from_batches(pending)
             if not done[k]:
                 piece = t.slice(0, b - a)
+                ids = pa.nulls(b - a, pa.large_string()) if id_column is None else \
+                    piece.column(id_column)
                 yield DocBatch(unit.source, a, b, _documents(
-                    piece.column(id_column), piece.column(text_column), np.arange(a, b)))
+                    ids, piece.column(text_column), np.arange(a, b)),
+                    has_ids=id_column is not None)
             rest = t.slice(b - a)
             pending = rest.to_batches()
             have = rest.num_rows
@@ -195,7 +200,7 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
 
     With ``check_fields`` (a file's first range), raise ValueError when no JSON object has
     both fields: the names are wrong for the whole file (as a missing Parquet column), not
-    a few bad records."""
+    a few bad records. ``id_column`` None: the records have no ids (null ids)."""
     ids, texts, rows, replaced = [], [], [], []
     rej = {"id": [], "row": [], "reason": [], "detail": []}
     objects = lacking = 0
@@ -223,14 +228,16 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
             reject(no, "bad_record", f"a JSON {type(rec).__name__}, not an object")
             continue
         objects += 1
-        if id_column not in rec or text_column not in rec:
+        if (id_column is not None and id_column not in rec) or text_column not in rec:
             lacking += 1
             keys.update(dict.fromkeys(list(rec)[:20]))
-        doc_id = rec.get(id_column)
-        if doc_id is None or isinstance(doc_id, (dict, list)):
-            reject(no, "bad_record", f"no usable {id_column!r} field")
-            continue
-        doc_id = str(doc_id)
+        doc_id = None
+        if id_column is not None:
+            doc_id = rec.get(id_column)
+            if doc_id is None or isinstance(doc_id, (dict, list)):
+                reject(no, "bad_record", f"no usable {id_column!r} field")
+                continue
+            doc_id = str(doc_id)
         if text_column not in rec:
             reject(no, "bad_record", f"no {text_column!r} field", doc_id)
             continue
@@ -244,9 +251,10 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
         replaced.append(fixed)
     if check_fields and objects and lacking == objects:
         seen = ", ".join(list(keys)[:20]) or "none"
-        raise ValueError(f"no JSON object has both the id field {id_column!r} and "
-                         f"the text field {text_column!r} (fields seen: {seen}); choose them "
-                         "with --id-column and --text-column")
+        wanted = f"the text field {text_column!r}" if id_column is None else \
+            f"both the id field {id_column!r} and the text field {text_column!r}"
+        raise ValueError(f"no JSON object has {wanted} (fields seen: {seen}); choose them "
+                         "with --id-column and --text-column (--no-id if there are no ids)")
     # utf8_batch replaces lone surrogates (JSON "\ud800" escapes) by U+FFFD and counts them.
     tb = utf8_batch(texts)
     rep = np.asarray(replaced, np.int64)
@@ -300,7 +308,7 @@ def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=
             yield (start, stop)
             continue
         docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0)
-        yield DocBatch(source, start, stop, docs, rejects)
+        yield DocBatch(source, start, stop, docs, rejects, has_ids=id_column is not None)
 
 
 def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_done=None):

@@ -135,15 +135,16 @@ def input_checksum(table: pa.Table) -> str:
 
 def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
                    max_doc_bytes=DEFAULT_MAX_DOC_BYTES) -> TokenBatch:
-    """Tokenize one ``DocBatch``; null/empty texts and null ids become rejects (with the
-    reader's own)."""
+    """Tokenize one ``DocBatch``; null/empty texts and null ids (when the input has ids)
+    become rejects (with the reader's own)."""
     t = batch.table
     n = t.num_rows
     texts = t.column("text").combine_chunks()
     ids, offsets, replaced, nbytes, valid = encode_documents(tok, texts, max_doc_bytes)
     replaced = replaced + t.column("replaced").to_numpy()
     null = np.zeros(n, bool) if valid is None else ~valid
-    no_id = t.column("id").is_null().to_numpy(zero_copy_only=False) & ~null
+    no_id = np.zeros(n, bool) if not batch.has_ids else \
+        t.column("id").is_null().to_numpy(zero_copy_only=False) & ~null
     empty = (nbytes == 0) & ~null & ~no_id
     keep = ~(null | empty | no_id)
     ids, offsets = _add_markers(ids, offsets, bos, eos)

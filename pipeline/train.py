@@ -55,8 +55,8 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
                 "errors": sorted(f"{e.source}: {e.error}" for e in errors)})
 
 
-def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column="text",
-          beam_args=(), workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=()):
+def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
+          workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=()):
     """Train a BPE tokenizer on ``inputs`` (files or globs) and save it to ``out``.
 
     ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
@@ -88,7 +88,7 @@ def train(inputs, out, vocab_size, substrate="ube", id_column="id", text_column=
     t0 = time.perf_counter()
     try:
         with local_workers_env(), beam.Pipeline(runner=runner, options=options) as p:
-            read = p | "ReadDocuments" >> ReadDocuments(paths, id_column, text_column,
+            read = p | "ReadDocuments" >> ReadDocuments(paths, None, text_column,  # no ids
                                                         shard_bytes, DEFAULT_SHARD_ROWS)
             tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)
             sizes = (read["batches"] | "Sizes" >> beam.Map(_sizes)

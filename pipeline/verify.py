@@ -59,12 +59,14 @@ def _input_rows(source, id_column, text_column):
     return t.column("row").to_numpy(), texts, rejected
 
 
-def verify_shards(out_dir, tokenizer, id_column="id", text_column="text", decode=True):
-    """Check ``out_dir``'s run manifest and shards against the inputs it names."""
+def verify_shards(out_dir, tokenizer, decode=True):
+    """Check ``out_dir``'s run manifest and shards against the inputs it names, read with the
+    columns the run used (from the manifest's config)."""
     v = Verification()
     manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     check_run_manifest(manifest)
     cfg = manifest["config"]
+    id_column, text_column = cfg["id_column"], cfg["text_column"]
     nb = 0 if cfg["bos"] is None else 1
     ne = 0 if cfg["eos"] is None else 1
     by_source = {}

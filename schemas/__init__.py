@@ -59,14 +59,17 @@ def _type_list(types):
     return ", ".join(str(t) for t in types)
 
 
-def check_document_columns(schema: pa.Schema, id_column: str, text_column: str, where: str):
+def check_document_columns(schema: pa.Schema, id_column, text_column: str, where: str):
     """Raise a clear error when ``schema`` lacks the id/text columns or they have wrong types.
 
-    ``where`` names the input (file name) in the message.
+    ``id_column`` None: the input has no ids. ``where`` names the input (file name) in the
+    message.
     """
     names = schema.names
     for role, col, types, flag in (("text", text_column, TEXT_TYPES, "--text-column"),
-                                   ("id", id_column, ID_TYPES, "--id-column")):
+                                   ("id", id_column, ID_TYPES, "--id-column (or --no-id)")):
+        if col is None:
+            continue
         if col not in names:
             raise ValueError(f"{where}: missing {role} column {col!r} (columns: "
                              f"{', '.join(names) or 'none'}); choose another with {flag}")

@@ -210,11 +210,10 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory, gpt2_file, hf_ids
     files, expect = corpus
     out, results = inmemory
     tok = corpustok.load(gpt2_file)
-    for r, folder, cols in zip(results, (out, os.path.join(out, "b")),
-                               (("id", "text"), ("doc", "body"))):
+    for r, folder in zip(results, (out, os.path.join(out, "b"))):
         assert isinstance(r, RunResult) and r.ok
         check_run_manifest(r.manifest)
-        v = verify_shards(folder, tok, *cols)
+        v = verify_shards(folder, tok)  # with the columns the manifest names (id/text, doc/body)
         assert v.ok, v.problems
         kept = [k for k, w in expect.items() if w[0] == "keep" and
                 (k[0].endswith("b.parquet") == folder.endswith("b"))]
@@ -493,6 +492,33 @@ def test_jsonl_with_other_field_names_is_a_file_error(gpt2_file, tmp_path):
     r = tokenize([str(src)], str(tmp_path / "out2"), gpt2_file, id_column="doc_id",
                  text_column="body")
     assert r.ok and r.manifest["totals"]["documents"] == 30
+
+
+def test_inputs_without_ids(gpt2_file, hf_ids, tmp_path):
+    # Text-only corpora (The Pile, C4 style): --no-id gives null ids, rows known by source and
+    # row; without it, the missing id is a named file error that points to --no-id.
+    import corpustok
+    texts = ["first document", "second one", "", "the fourth"]
+    pq_src = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"text": texts, "url": ["u"] * 4}), pq_src)
+    js_src = tmp_path / "t.jsonl"
+    js_src.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    srcs = [str(pq_src), str(js_src)]
+    r = tokenize(srcs, str(tmp_path / "out"), gpt2_file)
+    assert r.manifest["status"] == "COMPLETED_WITH_ERRORS" and len(r.manifest["errors"]) == 2
+    assert all("--no-id" in e["error"] for e in r.manifest["errors"])
+    r = tokenize(srcs, str(tmp_path / "out"), gpt2_file, id_column=None)
+    assert r.ok and r.manifest["totals"]["documents"] == 6
+    assert r.manifest["totals"]["rejects"] == {"empty_text": 2}
+    shards = [f for f in os.listdir(tmp_path / "out") if f.endswith(".parquet")]
+    assert len(shards) == 2
+    for f in shards:
+        rows = pq.read_table(tmp_path / "out" / f)
+        assert rows.column("id").null_count == rows.num_rows
+        assert rows.column("tokens").to_pylist() == [hf_ids(texts[i]) for i in
+                                                      rows.column("row").to_pylist()]
+    v = verify_shards(str(tmp_path / "out"), corpustok.load(gpt2_file))
+    assert v.ok and v.documents == 6, v.problems
 
 
 def test_dotted_column_name_and_null_ids(gpt2_file, hf_ids, tmp_path):
