@@ -60,11 +60,35 @@ def beam_options(beam_args=(), workers=None):
     args = list(beam_args)
     if workers and workers > 1:
         args += ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+    options = PipelineOptions(args)
     runner = None
     if not any(a == "--runner" or a.startswith("--runner=") for a in args):
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-        runner = FnApiRunner()
-    return PipelineOptions(args), runner
+        runner = FnApiRunner(provision_info=_worker_provision(options))
+    return options, runner
+
+
+def _worker_provision(options):
+    """What the FnApiRunner tells the worker processes it starts: the job's options, which it
+    otherwise leaves out (so a remote filesystem needing options, such as S3 with an endpoint,
+    failed in local workers), and a WARNING log level unless the user chose one (each worker
+    logged ~20 INFO lines about its gRPC channels). Options with number values stay out: the
+    provision format turns numbers into floats, which option flags do not parse back, and
+    workers need none of them."""
+    from apache_beam.portability.api import beam_provision_api_pb2
+    from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
+    from google.protobuf import struct_pb2
+
+    def plain(v):
+        return isinstance(v, (str, bool)) or (isinstance(v, list) and
+                                              all(isinstance(x, str) for x in v))
+
+    opts = {k: v for k, v in options.get_all_options(drop_default=True).items() if plain(v)}
+    opts.setdefault("default_sdk_harness_log_level", "WARNING")
+    struct = struct_pb2.Struct()
+    struct.update({"options": opts})
+    return ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(
+        retrieval_token="unused-retrieval-token", pipeline_options=struct))
 
 
 def tokenizer_identity(spec):

@@ -70,3 +70,27 @@ def test_workers_run_next_to_a_folder_named_like_the_package(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "documents  40" in res.stdout
+
+
+
+def test_local_workers_receive_the_job_options(tmp_path):
+    # Beam's FnApiRunner starts its local workers without the job's options unless told; a
+    # remote filesystem that needs them (S3 with an endpoint) would fail there.
+    import apache_beam as beam
+
+    from corpustok.pipeline.run import beam_options
+
+    def record(x, folder):  # nested: pickled by value, the workers cannot import this module
+        import os
+        from apache_beam.options.value_provider import RuntimeValueProvider
+        seen = (RuntimeValueProvider.runtime_options or {}).get("s3_endpoint_url")
+        with open(os.path.join(folder, f"{os.getpid()}.txt"), "w") as f:
+            f.write(str(seen))
+        return x
+
+    options, runner = beam_options(["--s3_endpoint_url=http://example.invalid:9000"], workers=2)
+    with beam.Pipeline(runner=runner, options=options) as p:
+        _ = p | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(record, str(tmp_path))
+    seen = {f.name: f.read_text() for f in tmp_path.iterdir()}
+    assert seen and f"{os.getpid()}.txt" not in seen  # it ran in worker processes
+    assert set(seen.values()) == {"http://example.invalid:9000"}
