@@ -285,6 +285,15 @@ def _chunk_hash(data, s, e):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def _same_bytes(a, i, b, j, n):
+    """Whether ``a[i:i + n]`` equals ``b[j:j + n]``. O(n)."""
+    for k in range(n):
+        if a[i + k] != b[j + k]:
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def _cache_find(meta, c_key, data, s, e, h):
     """Slot holding chunk ``data[s:e]`` (hash ``h``), or ``-1 - slot`` of the slot to fill.
 
@@ -304,17 +313,11 @@ def _cache_find(meta, c_key, data, s, e, h):
             if empty < 0:
                 empty = slot
             continue
-        if meta[slot, 0] == h and meta[slot, 1] == length:
-            off = slot * CACHE_KEY
-            same = True
-            for k in range(length):
-                if c_key[off + k] != data[s + k]:
-                    same = False
-                    break
-            if same:
-                if meta[slot, 4] < 1 << 20:
-                    meta[slot, 4] += 1
-                return slot
+        if meta[slot, 0] == h and meta[slot, 1] == length and \
+                _same_bytes(data, s, c_key, slot * CACHE_KEY, length):
+            if meta[slot, 4] < 1 << 20:
+                meta[slot, 4] += 1
+            return slot
         if meta[slot, 4] < meta[victim, 4]:
             victim = slot
     if empty >= 0:
@@ -343,15 +346,9 @@ def _special_at(data, p, end, sp_data, sp_off, sp_id):
     for k in range(len(sp_id)):
         a = sp_off[k]
         n = sp_off[k + 1] - a
-        if n > best and p + n <= end:
-            same = True
-            for t in range(n):
-                if data[p + t] != sp_data[a + t]:
-                    same = False
-                    break
-            if same:
-                best = n
-                tok = sp_id[k]
+        if n > best and p + n <= end and _same_bytes(data, p, sp_data, a, n):
+            best = n
+            tok = sp_id[k]
     return best, tok
 
 
