@@ -17,8 +17,8 @@ def strip_compression(path: str) -> str:
 
 def open_binary(path: str, raw=None):
     """A binary line-iterable stream of ``path``, decompressing ``.gz``, ``.xz`` and
-    ``.zst``/``.zstd`` by suffix; ``raw``, if given, is the stored bytes already opened
-    (a remote file), which the caller closes."""
+    ``.zst``/``.zstd`` by suffix; ``raw``, if given, is the stored bytes already opened and
+    buffered (a remote file), which the caller closes."""
     lower = path.lower()
     source = path if raw is None else raw
     if lower.endswith(".gz"):
@@ -29,9 +29,7 @@ def open_binary(path: str, raw=None):
         import zstandard
         # The zstd reader has no readline: buffer it so lines can be iterated.
         return io.BufferedReader(zstandard.open(source, "rb"), 1 << 20)
-    if raw is None:
-        return open(path, "rb")
-    return raw if isinstance(raw, io.BufferedIOBase) else io.BufferedReader(raw, 1 << 20)
+    return open(path, "rb") if raw is None else raw
 
 
 def open_text(path: str):

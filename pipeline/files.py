@@ -210,9 +210,9 @@ def listdir(folder: str) -> list:
     Listing errors are raised, never taken for an empty folder."""
     if is_remote(folder):
         prefix = join(folder, "")
-        with _remote(folder):
+        with _remote(folder):  # Beam's * stops at "/": only this level
             found = _fs().match([prefix + "*"])[0].metadata_list
-        return sorted(m.path[len(prefix):] for m in found if "/" not in m.path[len(prefix):])
+        return sorted(m.path[len(prefix):] for m in found)
     if not os.path.isdir(folder):
         return []
     with os.scandir(folder) as it:  # file types from the directory itself: no stat per name

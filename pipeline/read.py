@@ -230,7 +230,8 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
         objects += 1
         if (id_column is not None and id_column not in rec) or text_column not in rec:
             lacking += 1
-            keys.update(dict.fromkeys(list(rec)[:20]))
+            if len(keys) < 20:  # enough to name in the error
+                keys.update(dict.fromkeys(list(rec)[:20]))
         doc_id = None
         if id_column is not None:
             doc_id = rec.get(id_column)

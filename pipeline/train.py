@@ -77,8 +77,8 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     specials = list(special_tokens)
     if not all(isinstance(t, str) and t for t in specials):
         raise ValueError(f"special tokens must be non-empty strings, got {specials!r}")
-    folder = os.path.dirname(os.path.abspath(out))
-    if not files.is_remote(out) and not os.path.isdir(folder):
+    folder = None if files.is_remote(out) else os.path.dirname(os.path.abspath(out))
+    if folder is not None and not os.path.isdir(folder):
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
