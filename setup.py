@@ -35,5 +35,5 @@ setup(
         # NVIDIA's maintained CUDA target for Numba, with NVVM and the CUDA 12 runtime as wheels.
         "cuda": ["numba-cuda[cu12]>=0.30"],
     },
-    entry_points={"console_scripts": ["corpustok=corpustok.pipeline.cli:main"]},
+    entry_points={"console_scripts": ["corpustok=corpustok.pipeline.cli:run"]},
 )

@@ -6,6 +6,7 @@ summary and in manifest.json); 2 bad arguments or input (message on stderr); 3 t
 only by the commands that run a pipeline, so ``encode``/``decode``/``--help`` start fast.
 """
 import argparse
+import gc
 import logging
 import sys
 import textwrap
@@ -250,5 +251,13 @@ def main(argv=None):
         return EXIT_FAILED
 
 
+def run():
+    """The console script: :func:`main`, then ``gc.freeze()`` as the process is about to end,
+    so that Python's exit skips walking every Beam and Numba object once more (0.1-0.25 s)."""
+    code = main()
+    gc.freeze()
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

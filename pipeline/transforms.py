@@ -16,6 +16,7 @@ from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadErr
 from .shards import (RUN_MANIFEST, config_hash, load_entry, remove_stale, run_manifest,
                      write_json, write_shard)
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
+from .workers import freeze_in_local_worker
 
 NAMESPACE = "corpustok"
 ERRORS = "errors"
@@ -120,6 +121,7 @@ class Tokenize(beam.DoFn):
     def setup(self):
         if self._tok is None:  # setup() may run more than once (apache/beam#20098)
             self._tok = load_tokenizer(self._spec)
+            freeze_in_local_worker()
 
     def process(self, batch):
         tb = tokenize_batch(self._tok, batch, self._bos, self._eos, self._max_doc_bytes)

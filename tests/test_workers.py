@@ -94,3 +94,32 @@ def test_local_workers_receive_the_job_options(tmp_path):
     seen = {f.name: f.read_text() for f in tmp_path.iterdir()}
     assert seen and f"{os.getpid()}.txt" not in seen  # it ran in worker processes
     assert set(seen.values()) == {"http://example.invalid:9000"}
+
+
+def test_gc_frozen_in_local_workers_only(tmp_path):
+    # Frozen objects are never collected: fine in a worker process that exits after the job,
+    # a leak in the caller's own process. Children started inside the block freeze; the
+    # process that ran the block (an in-process job) does not.
+    import gc
+
+    from corpustok.pipeline.run import tokenize
+    from corpustok.pipeline.workers import freeze_in_local_worker
+
+    code = ("import gc\nfrom corpustok.pipeline.workers import freeze_in_local_worker\n"
+            "freeze_in_local_worker()\nprint(gc.get_freeze_count() > 0)\n")
+
+    def child():
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert child() == "False"
+    before = gc.get_freeze_count()
+    with local_workers_env():
+        assert child() == "True"
+        freeze_in_local_worker()
+        assert gc.get_freeze_count() == before
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(f'{{"id": {i}, "text": "document {i}"}}\n' for i in range(5)))
+    r = tokenize([str(docs)], str(tmp_path / "out"),
+                 str(TEST_DATA / "bert-base-uncased" / "vocab.txt"))
+    assert r.ok and gc.get_freeze_count() == before
