@@ -81,9 +81,16 @@ def _from_pylist(texts) -> Utf8Batch:
     return batch
 
 
-def _from_arrow(arr: pa.Array) -> Utf8Batch:
+def one_array(arr):
+    """``arr`` as one Arrow array: a ChunkedArray's only chunk as it is (``combine_chunks``
+    copies even a single chunk: 8 MB of text or 11 MB of ids per shard), else combined."""
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        return arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    return arr
+
+
+def _from_arrow(arr: pa.Array) -> Utf8Batch:
+    arr = one_array(arr)
     if arr.type not in _TEXT_TYPES:
         raise TypeError(f"expected a string or binary Arrow array, got {arr.type}")
     valid = None
@@ -157,8 +164,7 @@ def id_lists(lists):
     if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
         lists = [None if x is None else id_array(x) for x in lists]
         lists = pa.array(lists, pa.large_list(pa.int64()))
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
+    lists = one_array(lists)
     if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)):
         raise TypeError(f"expected a list array of ids, got {lists.type}")
     offsets = lists.offsets.to_numpy().astype(np.int64)

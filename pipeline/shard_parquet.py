@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import zstandard
 
+from corpustok._arrow import one_array
 from corpustok.kernels.parquet import byte_array_page, list_page, value_range
 
 MAGIC = b"PAR1"
@@ -164,7 +165,7 @@ def _int64_chunk(name, arr: pa.ChunkedArray, zstd):
 
 
 def _string_chunk(name, arr: pa.ChunkedArray, optional, zstd):
-    a = arr.combine_chunks().cast(pa.large_string())
+    a = one_array(arr).cast(pa.large_string())
     n = len(a)
     offsets = np.frombuffer(a.buffers()[1], np.int64, n + 1, a.offset * 8)
     data = np.frombuffer(a.buffers()[2], np.uint8) if a.buffers()[2] else np.zeros(0, np.uint8)
@@ -181,7 +182,7 @@ def _string_chunk(name, arr: pa.ChunkedArray, optional, zstd):
 
 def _tokens_chunk(arr: pa.ChunkedArray, zstd):
     """The ``tokens`` list column: pages of whole rows, ~PAGE_VALUES ids each."""
-    a = arr.combine_chunks()
+    a = one_array(arr)
     if a.null_count or a.values.null_count:
         raise ValueError("token lists and ids are never null")
     offsets = a.offsets.to_numpy().astype(np.int64, copy=False)

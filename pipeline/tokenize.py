@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok._arrow import list_array, utf8_batch
+from corpustok._arrow import list_array, one_array, utf8_batch
 from corpustok.schemas import REJECTS, TOKENS
 
 from . import files
@@ -139,7 +139,7 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     become rejects (with the reader's own)."""
     t = batch.table
     n = t.num_rows
-    texts = t.column("text").combine_chunks()
+    texts = one_array(t.column("text"))
     ids, offsets, replaced, nbytes, valid = encode_documents(tok, texts, max_doc_bytes)
     replaced = replaced + t.column("replaced").to_numpy()
     null = np.zeros(n, bool) if valid is None else ~valid

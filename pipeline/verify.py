@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpustok._arrow import one_array
 from corpustok.schemas import TOKENS, check_run_manifest, check_table
 
 from . import files
@@ -91,7 +92,7 @@ def verify_shards(out_dir, tokenizer, decode=True):
             seen[idx] = True
             if not decode:
                 continue
-            tokens = t.column("tokens").combine_chunks()
+            tokens = one_array(t.column("tokens"))
             lengths = pc.list_value_length(tokens).to_numpy()
             if (lengths < nb + ne).any():
                 v.problems.append(f"{e['file']}: a row lacks its BOS/EOS ids")
