@@ -4,7 +4,7 @@ Only what a token shard needs: RLE runs of repetition/definition levels computed
 list offsets (O(rows), not O(values) as a generic level builder), dictionary indices as one
 bit-packed run of 16-bit values (byte-aligned, so zstd sees whole bytes), PLAIN int32 values,
 and PLAIN byte arrays. Formats follow the Parquet spec (``Encodings.md``: RLE/bit-packing
-hybrid, PLAIN); the page headers and footer are written by ``corpustok.pipeline.parquet``.
+hybrid, PLAIN); the page headers and footer are written by ``corpustok.pipeline.shard_parquet``.
 """
 import numpy as np
 from numba import njit
@@ -97,6 +97,8 @@ def list_page(offsets, values, a, b, width):
     pos = _list_levels(offsets, a, b, buf, pos, False)
     if width == 16:
         buf[pos] = 16  # the bit width of the indices
+        if n == 0:  # a page of empty rows only: no run at all (as parquet-cpp writes it)
+            return buf[:pos + 1]
         groups = (n + 7) // 8
         pos = _varint(buf, pos + 1, (groups << 1) | 1)  # one bit-packed run
         for k in range(n):

@@ -8,10 +8,12 @@ and zstd compresses plain 4-byte ids. Here levels are RLE runs computed per row,
 2**16 are written as 16-bit dictionary indices over the identity dictionary ``0..max id``
 (RLE_DICTIONARY, the encoding every Parquet writer uses by default, so every reader knows
 it): zstd gets half the bytes, byte-aligned, and the file is ~5% smaller. Larger ids are
-written PLAIN. The file is the one ``write_table`` would describe: same Parquet schema,
-same Arrow schema (``ARROW:schema``), one row group, min/max statistics on every column but
-the ids, so readers see no difference (tests compare with pyarrow's file and read both back
-with pyarrow and DuckDB).
+written PLAIN, as are small shards, where the dictionary (~2.4 compressed bytes per entry)
+would cost more than it saves. The file is the one ``write_table`` would describe: same
+Parquet schema, same Arrow schema (``ARROW:schema``), one row group, min/max statistics on
+every column but ``tokens``, so readers see no difference (tests compare with pyarrow's file
+and read both back with pyarrow and DuckDB). Only tables of exactly the TOKENS schema are
+accepted: the page layouts follow from its nullability.
 """
 import base64
 
@@ -22,9 +24,11 @@ import zstandard
 
 from corpustok._arrow import one_array
 from corpustok.kernels.parquet import byte_array_page, list_page, value_range
+from corpustok.schemas import TOKENS
 
 MAGIC = b"PAR1"
 PAGE_VALUES = 1 << 19  # ids per data page (1 MiB of 16-bit indices): cut at row ends
+DICT_MIN_USES = 4  # 16-bit indices only with at least this many ids per dictionary entry
 ZSTD_LEVEL = 1  # half the write time of level 3 for about the same size on token ids
 STATS_MAX_BYTES = 4096  # longer string min/max are left out, as parquet-cpp does
 CREATED_BY = "corpustok version 0.1.0"
@@ -107,6 +111,9 @@ class _Chunk:
 
     def add(self, body, page_type, num_values, encoding):
         body = memoryview(body).cast("B")
+        if len(body) >= 1 << 31:  # page sizes are Thrift i32
+            raise ValueError(f"a Parquet page of {len(body):,} bytes in column "
+                             f"{'.'.join(self.path)}: write smaller shards")
         packed = self._zstd.compress(body)
         if page_type == _DICTIONARY_PAGE:
             self.dictionary = True
@@ -144,12 +151,12 @@ class _Chunk:
 
 
 def _stats(null_count, lo, hi, signed=False):
-    """A Statistics struct (min/max as Parquet's plain bytes; left out when too long). For
+    """A Statistics struct (min/max as Parquet's plain bytes; each left out when too long). For
     signed integers the deprecated min/max fields are filled too, as parquet-cpp does, for
     readers older than ``ColumnOrder``."""
-    if lo is not None and max(len(lo), len(hi)) > STATS_MAX_BYTES:
-        lo = hi = None
-    old = signed and lo is not None
+    lo = lo if lo is not None and len(lo) <= STATS_MAX_BYTES else None
+    hi = hi if hi is not None and len(hi) <= STATS_MAX_BYTES else None
+    old = signed and lo is not None and hi is not None
     return [(1, _BINARY, hi if old else None), (2, _BINARY, lo if old else None),
             (3, _I64, null_count), (5, _BINARY, hi), (6, _BINARY, lo),
             (7, _TRUE, None if hi is None else True), (8, _TRUE, None if lo is None else True)]
@@ -183,16 +190,18 @@ def _string_chunk(name, arr: pa.ChunkedArray, optional, zstd):
 def _tokens_chunk(arr: pa.ChunkedArray, zstd):
     """The ``tokens`` list column: pages of whole rows, ~PAGE_VALUES ids each."""
     a = one_array(arr)
-    if a.null_count or a.values.null_count:
-        raise ValueError("token lists and ids are never null")
     offsets = a.offsets.to_numpy().astype(np.int64, copy=False)
-    values = a.values.to_numpy()
     lo_v, hi_v = int(offsets[0]), int(offsets[-1])
+    if a.null_count or a.values.slice(lo_v, hi_v - lo_v).null_count:
+        raise ValueError("token lists and ids are never null")
+    child = a.values  # its data buffer as it is: a null outside the rows is never read
+    values = np.frombuffer(child.buffers()[1], np.int32, len(child), child.offset * 4)
     low, top = (int(x) for x in value_range(values, lo_v, hi_v))
     if low < 0:
         raise ValueError("token ids are never negative")
-    width = 16 if 0 <= top < 1 << 16 else 32
+    width = 16 if 0 <= top < 1 << 16 and hi_v - lo_v >= DICT_MIN_USES * (top + 1) else 32
     c = _Chunk(["tokens", "list", "element"], _INT32, zstd)
+    c.stats = _stats(0, None, None)
     if width == 16:
         c.add(np.arange(top + 1, dtype="<i4"), _DICTIONARY_PAGE,
               top + 1, _PLAIN)
@@ -207,6 +216,9 @@ def _tokens_chunk(arr: pa.ChunkedArray, zstd):
         c.add(list_page(offsets, values, a0, b0, width), _DATA_PAGE, entries,
               _RLE_DICTIONARY if width == 16 else _PLAIN)
     return c
+
+
+TOKENS_LARGE = TOKENS.set(1, pa.field("tokens", pa.large_list(pa.int32()), nullable=False))
 
 
 def _schema_elements(schema: pa.Schema):
@@ -231,6 +243,9 @@ def _schema_elements(schema: pa.Schema):
 
 def token_parquet_parts(table: pa.Table):
     """The bytes of a Parquet file holding ``table`` (schema TOKENS), as a list of parts."""
+    if not (table.schema.equals(TOKENS) or table.schema.equals(TOKENS_LARGE)):
+        raise ValueError(f"not a token-shard table: the direct writer takes the TOKENS schema "
+                         f"only, got {table.schema}")
     zstd = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
     chunks = []
     for f in table.schema:

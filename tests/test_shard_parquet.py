@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpustok.pipeline import shard_parquet
-from corpustok.pipeline.shard_parquet import token_parquet_parts, thrift
+from corpustok.pipeline.shard_parquet import thrift, token_parquet_parts
 from corpustok.schemas import TOKENS
 
 
@@ -58,8 +58,8 @@ def assert_same_as_pyarrow(table):
     for i, name in enumerate(table.schema.names):
         sa = a.metadata.row_group(0).column(i).statistics
         sb = b.metadata.row_group(0).column(i).statistics
-        if name == "tokens":
-            assert sa is None  # no min/max for the ids: nobody filters on them
+        if name == "tokens":  # null count only: nobody filters on token ids
+            assert sa.null_count == 0 and not sa.has_min_max
             continue
         assert sa.null_count == sb.null_count, name
         assert sa.has_min_max == sb.has_min_max, name
@@ -68,23 +68,28 @@ def assert_same_as_pyarrow(table):
     return a
 
 
+def uses_dictionary(f):
+    col = f.metadata.row_group(0).column(1)
+    assert col.compression == "ZSTD"
+    assert col.has_dictionary_page == ("RLE_DICTIONARY" in col.encodings)
+    return col.has_dictionary_page
+
+
 def test_shard_equals_pyarrow_file():
     rng = np.random.default_rng(1)
-    docs = [rng.integers(0, 50257, rng.integers(0, 300)) for _ in range(500)]
+    docs = [rng.integers(0, 5000, rng.integers(0, 300)) for _ in range(500)]
     docs[3] = []
-    f = assert_same_as_pyarrow(token_table(docs))
-    col = f.metadata.row_group(0).column(1)
-    assert col.compression == "ZSTD" and "RLE_DICTIONARY" in col.encodings
-    assert col.has_dictionary_page
+    assert uses_dictionary(assert_same_as_pyarrow(token_table(docs)))
+    # the same ids under a GPT-2-sized vocabulary: too few ids to pay for the dictionary
+    docs[0] = [50256]
+    assert not uses_dictionary(assert_same_as_pyarrow(token_table(docs)))
 
 
 def test_wide_ids_are_plain_and_bounds():
     # ids past 2**16 cannot be 16-bit indices; 65535 still can
-    f = assert_same_as_pyarrow(token_table([[0, 70000, 5], [1 << 30], []]))
-    col = f.metadata.row_group(0).column(1)
-    assert not col.has_dictionary_page and "RLE_DICTIONARY" not in col.encodings
-    f = assert_same_as_pyarrow(token_table([[65535, 0], [7]]))
-    assert f.metadata.row_group(0).column(1).has_dictionary_page
+    assert not uses_dictionary(assert_same_as_pyarrow(token_table([[0, 70000, 5], [1 << 30], []])))
+    top = np.arange(4 << 16) % (1 << 16)
+    assert uses_dictionary(assert_same_as_pyarrow(token_table([top[::-1], [], [7]])))
 
 
 def test_null_and_odd_ids_and_all_empty():
@@ -98,11 +103,18 @@ def test_large_list_tokens():
     assert_same_as_pyarrow(token_table([[1, 2], [], [3]], large=True))
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 70000), max_size=40), min_size=1, max_size=40),
-       st.integers(1, 50))
+@st.composite
+def token_docs(draw):
+    """Rows of ids from a vocabulary of 4, 300 or 70,001 ids (so both id encodings occur)."""
+    top = draw(st.sampled_from([3, 300, 70000]))
+    return draw(st.lists(st.lists(st.integers(0, top), max_size=40), min_size=1, max_size=40))
+
+
+@settings(max_examples=80, deadline=None)
+@given(token_docs(), st.integers(1, 50))
 def test_pages_cut_at_row_ends(docs, page_values):
-    """Any row lengths and page size: the pages together hold every row once, whole."""
+    """Any row lengths and page size, either encoding: the pages together hold every row
+    once, whole (pages of empty rows only included)."""
     old = shard_parquet.PAGE_VALUES
     shard_parquet.PAGE_VALUES = page_values
     try:
@@ -114,13 +126,43 @@ def test_pages_cut_at_row_ends(docs, page_values):
         shard_parquet.PAGE_VALUES = old
 
 
+def test_only_the_tokens_layout():
+    # the page layouts follow from TOKENS' nullability: another schema is refused, never
+    # written with levels that do not match it
+    t = token_table([[1, 2], [], [3]])
+    for i, nullable in ((1, True), (6, True), (0, False)):
+        f = t.schema.field(i)
+        other = t.cast(t.schema.set(i, pa.field(f.name, f.type, nullable=nullable)))
+        with pytest.raises(ValueError, match="TOKENS schema only"):
+            token_parquet_parts(other)
+    wide = t.set_column(1, pa.field("tokens", pa.list_(pa.int64()), nullable=False),
+                        t.column("tokens").cast(pa.list_(pa.int64())))
+    with pytest.raises(ValueError, match="TOKENS schema only"):
+        token_parquet_parts(wide)
+
+
+def test_sliced_and_chunked_tables():
+    values = pa.array([9, None, 1, 2, 3, 4], pa.int32())  # a null outside the slice below
+    lists = pa.ListArray.from_arrays(pa.array([0, 2, 4, 6], pa.int32()), values).slice(1, 2)
+    t = token_table([[1, 2], [3, 4]]).set_column(1, TOKENS.field("tokens"), lists)
+    assert ours(t).read().column("tokens").to_pylist() == [[1, 2], [3, 4]]
+    both = pa.concat_tables([token_table([[1], []]), token_table([[5, 6]]).slice(0, 1)])
+    assert_same_as_pyarrow(both)
+    assert_same_as_pyarrow(token_table([[1], [2], [3], [4]]).slice(1, 2))
+
+
+def test_long_string_statistics_dropped_one_at_a_time():
+    stats = dict(((f, v) for f, _, v in shard_parquet._stats(0, b"a", b"z" * 5000)))
+    assert stats[6] == b"a" and stats[5] is None  # min kept, max too long
+
+
 def test_bad_token_tables():
     t = token_table([[1, -2]])
     with pytest.raises(ValueError, match="never negative"):
         token_parquet_parts(t)
     nulls = pa.ListArray.from_arrays(pa.array([0, 1, 1], pa.int32()), pa.array([1], pa.int32()),
                                      mask=pa.array([False, True]))
-    t = token_table([[1], []]).set_column(1, pa.field("tokens", nulls.type), nulls)
+    t = token_table([[1], []]).set_column(1, TOKENS.field("tokens"), nulls)  # Arrow allows it
     with pytest.raises(ValueError, match="never null"):
         token_parquet_parts(t)
 
@@ -138,7 +180,7 @@ def test_duckdb_reads_shards(tmp_path):
     duckdb = pytest.importorskip("duckdb")
     con = duckdb.connect()
     rng = np.random.default_rng(2)
-    docs = [rng.integers(0, 30000, rng.integers(0, 50)).tolist() for _ in range(200)]
+    docs = [rng.integers(0, 1000, rng.integers(0, 50)).tolist() for _ in range(200)]
     docs[7] = []
     wide = [[0, 70000], [], [65536]]
     for name, table in (("narrow", token_table(docs, ids=[None if i % 5 == 0 else f"d{i}"
@@ -146,6 +188,7 @@ def test_duckdb_reads_shards(tmp_path):
                         ("wide", token_table(wide))):
         path = tmp_path / f"{name}.parquet"
         path.write_bytes(b"".join(token_parquet_parts(table)))
+        assert uses_dictionary(pq.ParquetFile(path)) == (name == "narrow")
         rows = con.execute(f"select id, tokens, n_tokens, n_bytes, replaced, source, row "
                           f"from read_parquet('{path}') order by row").fetchall()
         want = list(zip(*(table.column(c).to_pylist() for c in table.schema.names)))
