@@ -12,6 +12,8 @@ kernel's own speed is ``encode_arrays`` on the same tables in one process, one c
 (issue 4): 2 workers >= 70% of 2x the kernel speed; peak RSS flat in input size.
 
     .venv/bin/python bench/pipeline.py [--tokenizer FILE] [--sizes 100,1000] [--runs 3]
+
+The default tokenizer is GPT-2 byte-level BPE (the kernel-bound case: ~30 MB/s per core).
 """
 import argparse
 import json
@@ -29,8 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(HERE, "..", "..", "shared", "data")
-DEFAULT_TOKENIZER = os.path.join(SHARED, "vocab", "bert-base-uncased", "vocab.txt")
+GPT2 = os.path.join(HERE, "..", "tests", "data", "gpt2")
 DOC_BYTES = 4096
 ROW_GROUP_BYTES = 8 << 20
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -159,8 +160,10 @@ def run_child(tokenizer, path, out, workers):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tokenizer", default=DEFAULT_TOKENIZER,
-                    help="tokenizer file (default: the shared BERT uncased vocab.txt)")
+    ap.add_argument("--tokenizer",
+                    help="tokenizer file (default: GPT-2 BPE from tests/data/gpt2, saved as a "
+                    "corpustok file in --work; e.g. ../shared/data/vocab/bert-base-uncased/"
+                    "vocab.txt for WordPiece)")
     ap.add_argument("--sizes", default="100,1000", help="input sizes in MB")
     ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median)")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "corpustok-bench"),
@@ -169,6 +172,11 @@ def main():
     import apache_beam
     import numba
     os.makedirs(args.work, exist_ok=True)
+    if args.tokenizer is None:
+        import corpustok
+        args.tokenizer = os.path.join(args.work, "gpt2.json")
+        corpustok.BytePairTokenizer.from_hf(os.path.join(GPT2, "vocab.json"),
+                                            os.path.join(GPT2, "merges.txt")).save(args.tokenizer)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
     print(f"python {platform.python_version()}, numba {numba.__version__}, pyarrow "
           f"{pa.__version__}, apache-beam {apache_beam.__version__}")
