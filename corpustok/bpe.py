@@ -196,7 +196,8 @@ class BytePairTokenizer:
             raise ValueError(f"corpustok BPE tokenizer lacks the key(s) {missing}")
         if d.get("pre_tokenizer", "gpt2") != "gpt2":
             raise ValueError(f"unknown pre_tokenizer {d['pre_tokenizer']!r} (expected 'gpt2')")
-        return cls(d["vocab"], d["merges"], substrate=d["substrate"], special_tokens=d.get("special_tokens", ()))
+        return cls(d["vocab"], d["merges"], substrate=d["substrate"],
+                   special_tokens=d.get("special_tokens", ()))
 
     def save(self, path):
         """Write :meth:`to_dict` as JSON; read it back with :func:`corpustok.load`."""

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import zstandard
 
+from corpustok import __version__
 from corpustok._arrow import one_array
 from corpustok.kernels.parquet import byte_array_page, list_page, value_range
 from corpustok.schemas import TOKENS
@@ -31,7 +32,7 @@ PAGE_VALUES = 1 << 19  # ids per data page (1 MiB of 16-bit indices): cut at row
 DICT_MIN_USES = 4  # 16-bit indices only with at least this many ids per dictionary entry
 ZSTD_LEVEL = 1  # half the write time of level 3 for about the same size on token ids
 STATS_MAX_BYTES = 4096  # longer string min/max are left out, as parquet-cpp does
-CREATED_BY = "corpustok version 0.1.0"
+CREATED_BY = f"corpustok version {__version__}"
 
 # Thrift compact protocol field types
 _TRUE, _FALSE, _I16, _I32, _I64, _BINARY, _LIST, _STRUCT = 1, 2, 4, 5, 6, 8, 9, 12
@@ -234,10 +235,8 @@ def _schema_elements(schema: pa.Schema):
         elif pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
             out.append([(1, _I32, _BYTE_ARRAY), (3, _I32, rep), (4, _BINARY, f.name),
                         (6, _I32, _UTF8), (10, _STRUCT, [(1, _STRUCT, [])])])
-        elif f.type == pa.int64():
+        else:  # int64 (the schema is checked first)
             out.append([(1, _I32, _INT64), (3, _I32, rep), (4, _BINARY, f.name)])
-        else:
-            raise TypeError(f"no direct Parquet layout for column {f.name}: {f.type}")
     return out
 
 

@@ -60,8 +60,8 @@ def write_parquet(path, table: pa.Table):
 
 
 def write_tokens(path, table: pa.Table):
-    """A token shard: written by ``shard_parquet`` (4x less CPU than pyarrow's writer for the
-    same Parquet schema, see there); an empty table by pyarrow."""
+    """A token shard: written by ``shard_parquet`` (less than half the CPU of pyarrow's writer
+    for the same Parquet schema, see there); an empty table by pyarrow."""
     if not table.num_rows:
         write_parquet(path, table)
         return

@@ -414,6 +414,21 @@ def test_bad_files_raise_with_position(tmp_path):
         BytePairTokenizer({"a": 0, "\u4e00": 1}, [], "utf8")
 
 
+def test_malformed_merges_name_the_first_bad_one():
+    # the fast lookup path must hand every odd merge list to the checking loop
+    vocab = {"a": 0, "b": 1, "ab": 2, "<s>": 3, "a<s>": 4}
+    ok = BytePairTokenizer(vocab, [["a", "b"]], "utf8")  # lists, as JSON gives them
+    assert ok.merges == [("a", "b")] and ok.encode("ab") == [2]
+    cases = [(["ab"], r"merges\[0\] = 'ab': expected a pair"),
+             ([("a", "b"), ("a", "b", "c")], r"merges\[1\] = .*expected a pair"),
+             ([(0, 1)], r"merges\[0\] = \(0, 1\): expected a pair"),
+             ([("a", "a")], r"merges\[0\] = \('a', 'a'\): 'aa' is not a \(non-special\)"),
+             ([("a", "<s>")], r"'<s>' is not a \(non-special\) vocabulary token")]
+    for merges, message in cases:
+        with pytest.raises(ValueError, match=message):
+            BytePairTokenizer(vocab, merges, "utf8", special_tokens=["<s>"])
+
+
 def test_threads_share_a_tokenizer(gpt2):
     """Each thread has its own chunk cache, so concurrent batches give the serial result."""
     from concurrent.futures import ThreadPoolExecutor
