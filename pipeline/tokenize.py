@@ -86,8 +86,9 @@ def _add_markers(ids, offsets, bos, eos):
 
 
 def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
-    """``(ids, offsets, replaced, nbytes, valid)`` for an Arrow text array: one batch call,
-    plus a bounded stream per document longer than ``max_doc_bytes``."""
+    """``(ids, offsets, replaced, nbytes, batch)`` for an Arrow text array: one batch call,
+    plus a bounded stream per document longer than ``max_doc_bytes``; ``batch`` is the
+    texts' ``Utf8Batch`` view (reused for the input checksum)."""
     batch = utf8_batch(texts)
     nbytes = np.diff(batch.offsets)
     huge = np.flatnonzero(nbytes > max_doc_bytes)
@@ -117,15 +118,14 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
         for d, p in pieces.items():
             out[new_offsets[d]:new_offsets[d + 1]] = p
         ids, offsets = out, new_offsets
-    return ids, offsets, replaced, nbytes, batch.valid
+    return ids, offsets, replaced, nbytes, batch
 
 
-def input_checksum(table: pa.Table) -> str:
-    """sha256 of a batch's ids and texts (lengths included), identifying its input rows."""
+def input_checksum(ids, texts) -> str:
+    """sha256 of a batch's ids and texts (``Utf8Batch`` views; lengths included), identifying
+    its input rows."""
     h = hashlib.sha256()
-    for name in ("id", "text"):
-        col = table.column(name)
-        b = utf8_batch(col.cast(pa.large_string()) if name == "id" else col)
+    for b in (ids, texts):
         h.update(np.diff(b.offsets).astype("<i8").tobytes())
         h.update(b.data[b.offsets[0]:b.offsets[-1]])  # buffer protocol, no copy
         if b.valid is not None:
@@ -140,7 +140,8 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     t = batch.table
     n = t.num_rows
     texts = one_array(t.column("text"))
-    ids, offsets, replaced, nbytes, valid = encode_documents(tok, texts, max_doc_bytes)
+    ids, offsets, replaced, nbytes, text_batch = encode_documents(tok, texts, max_doc_bytes)
+    valid = text_batch.valid
     replaced = replaced + t.column("replaced").to_numpy()
     null = np.zeros(n, bool) if valid is None else ~valid
     no_id = np.zeros(n, bool) if not batch.has_ids else \
@@ -169,4 +170,5 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
             "detail": pa.array(detail, pa.string())}, schema=REJECTS)])
         rejects = rejects.sort_by("row")
         table = table.filter(pa.array(keep))
-    return TokenBatch(batch.source, batch.start, batch.stop, table, rejects, input_checksum(t))
+    return TokenBatch(batch.source, batch.start, batch.stop, table, rejects,
+                      input_checksum(utf8_batch(t.column("id")), text_batch))
