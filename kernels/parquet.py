@@ -35,37 +35,43 @@ def _u32(buf, pos, n):
 
 
 @njit(nogil=True, cache=True)
+def _extend(buf, pos, cur, count, value, n):
+    """Append ``n`` copies of level ``value`` to the open run ``(cur, count)``, writing that
+    run out first when the value changes; returns the new ``(pos, cur, count)``."""
+    if value == cur:
+        return pos, cur, count + n
+    if count:
+        pos = _rle_run(buf, pos, count, cur)
+    return pos, value, n
+
+
+@njit(nogil=True, cache=True)
+def _close(buf, start, pos, cur, count):
+    """Write the last run and the 4-byte length before the runs (at ``start``)."""
+    if count:
+        pos = _rle_run(buf, pos, count, cur)
+    _u32(buf, start, pos - start - 4)
+    return pos
+
+
+@njit(nogil=True, cache=True)
 def _list_levels(offsets, a, b, buf, pos, rep):
     """Length-prefixed RLE runs of the repetition (``rep``) or definition levels of rows
     ``a..b`` of a non-null list column with non-null items: a row of n >= 1 values has
     repetition levels 0, 1 x (n - 1) and definition levels 2 x n; an empty row one 0."""
     start = pos
-    pos += 4
-    cur = -1
-    count = 0
+    pos, cur, count = pos + 4, -1, 0
     for r in range(a, b):
         n = offsets[r + 1] - offsets[r]
-        # the row's (up to two) runs; equal neighbours are merged into one run
-        for part in range(2):
-            if rep:
-                v = 0 if part == 0 else 1
-                c = 1 if part == 0 else n - 1
-            else:
-                v = 2 if n > 0 else 0
-                c = (n if n > 0 else 1) if part == 0 else 0
-            if c <= 0:
-                continue
-            if v == cur:
-                count += c
-            else:
-                if count:
-                    pos = _rle_run(buf, pos, count, cur)
-                cur = v
-                count = c
-    if count:
-        pos = _rle_run(buf, pos, count, cur)
-    _u32(buf, start, pos - start - 4)
-    return pos
+        if rep:
+            pos, cur, count = _extend(buf, pos, cur, count, 0, 1)
+            if n > 1:
+                pos, cur, count = _extend(buf, pos, cur, count, 1, n - 1)
+        elif n:
+            pos, cur, count = _extend(buf, pos, cur, count, 2, n)
+        else:
+            pos, cur, count = _extend(buf, pos, cur, count, 0, 1)
+    return _close(buf, start, pos, cur, count)
 
 
 @njit(nogil=True, cache=True)
@@ -120,26 +126,14 @@ def list_page(offsets, values, a, b, width):
 
 
 @njit(nogil=True, cache=True)
-def validity_levels(valid, buf, pos):
+def _validity_levels(valid, buf, pos):
     """Length-prefixed RLE runs of the definition levels (1 present, 0 null) of a flat
     optional column."""
     start = pos
-    pos += 4
-    cur = -1
-    count = 0
+    pos, cur, count = pos + 4, -1, 0
     for present in valid:
-        v = 1 if present else 0
-        if v == cur:
-            count += 1
-        else:
-            if count:
-                pos = _rle_run(buf, pos, count, cur)
-            cur = v
-            count = 1
-    if count:
-        pos = _rle_run(buf, pos, count, cur)
-    _u32(buf, start, pos - start - 4)
-    return pos
+        pos, cur, count = _extend(buf, pos, cur, count, 1 if present else 0, 1)
+    return _close(buf, start, pos, cur, count)
 
 
 @njit(nogil=True, cache=True)
@@ -148,7 +142,7 @@ def byte_array_page(offsets, data, valid, optional):
     then each present value PLAIN (4-byte little-endian length, bytes)."""
     rows = len(offsets) - 1
     buf = np.empty(4 + 6 * rows + 4 + 4 * rows + (offsets[rows] - offsets[0]), np.uint8)
-    pos = validity_levels(valid, buf, 0) if optional else 0
+    pos = _validity_levels(valid, buf, 0) if optional else 0
     for r in range(rows):
         if not valid[r]:
             continue
