@@ -48,13 +48,16 @@ def load(path):
     if doc.get("format") == FILE_FORMAT:
         kind = doc.get("type")
         if kind == "wordpiece":
-            from .wordpiece import WordPiece
-            return WordPiece.from_dict(doc)
-        if kind == "bpe":
-            from .bpe import BytePairTokenizer
-            return BytePairTokenizer.from_dict(doc)
-        raise ValueError(f"{path}: unknown corpustok tokenizer type {kind!r} "
-                         "(expected 'wordpiece' or 'bpe')")
+            from .wordpiece import WordPiece as cls
+        elif kind == "bpe":
+            from .bpe import BytePairTokenizer as cls
+        else:
+            raise ValueError(f"{path}: unknown corpustok tokenizer type {kind!r} "
+                             "(expected 'wordpiece' or 'bpe')")
+        try:
+            return cls.from_dict(doc)
+        except (ValueError, TypeError) as e:  # the dict knows no path: name the file
+            raise ValueError(f"{path}: {e}") from None
     model = doc.get("model")
     if isinstance(model, dict) and model.get("type") == "WordPiece":
         from .wordpiece import WordPiece

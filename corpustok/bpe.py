@@ -17,10 +17,12 @@ import numpy as np
 import pyarrow as pa
 
 from . import FILE_FORMAT
-from ._arrow import id_array, id_lists, list_array, string_array, utf8_batch
+from ._arrow import id_lists, list_array, string_array, utf8_batch
 from .kernels.bpe import CACHE_IDS, CACHE_KEY, build_pair_table, encode_docs, expand_ids, stitch_text
 from .kernels.ube import decode_symbols
 from .pretokenize import gpt2_classes
+from .tokenizer_files import (added_token, check_dense_ids, checked_id_array, is_id, read_json,
+                              short)
 from .ube import SYMBOL_STRINGS, StreamDecoder, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
@@ -29,8 +31,6 @@ DEFAULT_CACHE_SIZE = 1 << 14  # chunk-cache slots per thread (~5 MB), as HF's 10
 # GPT-2 style files name no special tokens: vocab entries no merge makes are taken as such
 # (GPT-2 has one, <|endoftext|>); more than this means mismatched or truncated files.
 MAX_INFERRED_SPECIALS = 64
-
-
 class BytePairTokenizer:
     """Byte-level BPE tokenizer.
 
@@ -49,11 +49,20 @@ class BytePairTokenizer:
             raise TypeError(f"vocab must be a dict of token string -> id, got "
                             f"{type(vocab).__name__}")
         for tok, i in vocab.items():
-            if not isinstance(tok, str) or isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            if not isinstance(tok, str) or not is_id(i) or i < 0:
                 raise ValueError(f"vocab entry {tok!r}: {i!r}: expected a str token and a "
                                  "non-negative int id")
+        check_dense_ids(vocab)
+        if isinstance(special_tokens, (str, bytes, dict)):
+            raise TypeError(f"special_tokens must be a list of token strings, got "
+                            f"{type(special_tokens).__name__}")
+        if isinstance(merges, (str, bytes, dict)):
+            raise TypeError(f"merges must be a list of (left, right) pairs, got "
+                            f"{type(merges).__name__}")
         specials = list(special_tokens)
-        for s in specials:
+        for k, s in enumerate(specials):
+            if not isinstance(s, str):
+                raise TypeError(f"special_tokens[{k}] = {s!r}: expected a token string")
             if s not in vocab:
                 raise ValueError(f"special token {s!r} is not in the vocabulary; add it to "
                                  "vocab with its id")
@@ -196,8 +205,18 @@ class BytePairTokenizer:
             raise ValueError(f"corpustok BPE tokenizer lacks the key(s) {missing}")
         if d.get("pre_tokenizer", "gpt2") != "gpt2":
             raise ValueError(f"unknown pre_tokenizer {d['pre_tokenizer']!r} (expected 'gpt2')")
-        return cls(d["vocab"], d["merges"], substrate=d["substrate"],
-                   special_tokens=d.get("special_tokens", ()))
+        for key, kind, what in (("vocab", dict, "an object of token -> id"),
+                                ("merges", list, "a list of [left, right] pairs"),
+                                ("special_tokens", list, "a list of token strings"),
+                                ("substrate", str, "a substrate name")):
+            if key in d and not isinstance(d[key], kind):
+                raise ValueError(f"\"{key}\" must be {what}, found {type(d[key]).__name__} "
+                                 f"{short(d[key])}")
+        try:
+            return cls(d["vocab"], d["merges"], substrate=d["substrate"],
+                       special_tokens=d.get("special_tokens", ()))
+        except TypeError as e:  # a file's bad value, not a caller's bad argument
+            raise ValueError(str(e)) from None
 
     def save(self, path):
         """Write :meth:`to_dict` as JSON; read it back with :func:`corpustok.load`."""
@@ -213,58 +232,100 @@ class BytePairTokenizer:
         if merges_txt is not None:
             return cls._from_gpt2_files(os.fspath(path), os.fspath(merges_txt))
         path = os.fspath(path)
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = read_json(path)
         model = doc.get("model") if isinstance(doc, dict) else None
         if not isinstance(model, dict) or model.get("type") != "BPE":
             raise ValueError(f"{path}: not an HF tokenizer.json with a BPE model")
         for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
             if model.get(key):
-                raise ValueError(f"{path}: model.{key} = {model[key]!r} is not supported "
+                raise ValueError(f"{path}: model.{key} = {short(model[key])} is not supported "
                                  "(byte-level BPE has none)")
         if model.get("ignore_merges") or model.get("byte_fallback"):
             raise ValueError(f"{path}: model.ignore_merges/byte_fallback are not supported")
-        if doc.get("normalizer") is not None:
-            raise ValueError(f"{path}: a normalizer ({doc['normalizer'].get('type')}) is not "
-                             "supported; corpustok BPE reads raw text")
+        norm = doc.get("normalizer")
+        if norm is not None:
+            kind = norm.get("type") if isinstance(norm, dict) else short(norm)
+            raise ValueError(f"{path}: a normalizer ({kind}) is not supported; corpustok BPE "
+                             "reads raw text")
         pre = doc.get("pre_tokenizer") or {}
-        if pre.get("type") != "ByteLevel" or pre.get("add_prefix_space") or \
-                not pre.get("use_regex", True):
-            raise ValueError(f"{path}: pre_tokenizer {pre!r} is not supported; expected "
+        if not isinstance(pre, dict) or pre.get("type") != "ByteLevel" or \
+                pre.get("add_prefix_space") or not pre.get("use_regex", True):
+            raise ValueError(f"{path}: pre_tokenizer {short(pre)} is not supported; expected "
                              "ByteLevel with add_prefix_space=false and use_regex=true")
-        vocab = dict(model.get("vocab") or {})
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict):
+            raise ValueError(f"{path}: model.vocab must be an object of token -> id, found "
+                             f"{type(vocab).__name__} {short(vocab)}")
+        for tok, i in vocab.items():
+            if not is_id(i) or i < 0:
+                raise ValueError(f"{path}: model.vocab[{tok!r}] = {short(i)} is not a "
+                                 "non-negative int id")
+        vocab = dict(vocab)
+        raw_merges = model.get("merges")
+        if raw_merges is None:
+            raw_merges = []
+        if not isinstance(raw_merges, list):
+            raise ValueError(f"{path}: model.merges must be a list of \"left right\" strings "
+                             f"or [left, right] pairs, found {type(raw_merges).__name__} "
+                             f"{short(raw_merges)}")
         merges = []
-        for k, m in enumerate(model.get("merges") or []):
+        for k, m in enumerate(raw_merges):
             pair = m.split(" ") if isinstance(m, str) else m
-            if len(pair) != 2:
-                raise ValueError(f"{path}: model.merges[{k}] = {m!r} is not a pair")
+            if not isinstance(pair, list) or len(pair) != 2:  # parts: checked by __init__
+                raise ValueError(f"{path}: model.merges[{k}] = {short(m)} is not a pair "
+                                 "(\"left right\" or [left, right])")
             merges.append(tuple(pair))
+        added = doc.get("added_tokens")
+        if added is None:
+            added = []
+        if not isinstance(added, list):
+            raise ValueError(f"{path}: added_tokens must be a list of objects, found "
+                             f"{type(added).__name__} {short(added)}")
         specials = []
-        for t in doc.get("added_tokens") or []:
-            vocab.setdefault(t["content"], t["id"])
-            if vocab[t["content"]] != t["id"]:
-                raise ValueError(f"{path}: added token {t['content']!r} has id {t['id']} but "
-                                 f"the model vocab says {vocab[t['content']]}")
-            specials.append(t["content"])
-        return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+        for k, t in enumerate(added):
+            content, i = added_token(path, k, t)
+            vocab.setdefault(content, i)
+            if vocab[content] != i:
+                raise ValueError(f"{path}: added token {content!r} has id {i} but "
+                                 f"the model vocab says {vocab[content]}")
+            specials.append(content)
+        try:
+            return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: {e}") from None
 
     @classmethod
     def _from_gpt2_files(cls, vocab_json, merges_txt):
-        with open(vocab_json, encoding="utf-8") as f:
-            vocab = json.load(f)
+        vocab = read_json(vocab_json)
         if not isinstance(vocab, dict):
-            raise ValueError(f"{vocab_json}: expected a JSON object of token -> id")
+            raise ValueError(f"{vocab_json}: expected a JSON object of token -> id, found "
+                             f"{type(vocab).__name__}")
+        for tok, i in vocab.items():
+            if not is_id(i) or i < 0:
+                raise ValueError(f"{vocab_json}: entry {tok!r}: {short(i)} is not a "
+                                 "non-negative int id")
+        check_dense_ids(vocab, f"{vocab_json}: ")
         merges = []
-        with open(merges_txt, encoding="utf-8") as f:
-            for line_no, line in enumerate(f, 1):
-                line = line.rstrip("\r\n")
-                if not line or (line_no == 1 and line.startswith("#version")):
-                    continue
-                pair = line.split(" ")
-                if len(pair) != 2:
-                    raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not "
-                                     "'<left> <right>'")
-                merges.append(tuple(pair))
+        try:
+            with open(merges_txt, encoding="utf-8") as f:
+                for line_no, line in enumerate(f, 1):
+                    line = line.rstrip("\r\n")
+                    if not line or (line_no == 1 and line.startswith("#version")):
+                        continue
+                    pair = line.split(" ")
+                    if len(pair) != 2:
+                        raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not "
+                                         "'<left> <right>'")
+                    merges.append(tuple(pair))
+        except UnicodeDecodeError:
+            with open(merges_txt, "rb") as f:  # the position in the file, not in a chunk
+                raw = f.read()
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{merges_txt}: not UTF-8 text ({e.reason} at byte "
+                                 f"{e.start})") from None
+            raise
         # Specials: entries that are neither a base symbol nor made by a merge (GPT-2's
         # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
         made = set(alphabet("utf8")) | {a + b for a, b in merges}
@@ -273,7 +334,10 @@ class BytePairTokenizer:
             raise ValueError(f"{vocab_json}: {len(specials)} entries (e.g. {specials[:3]}) are "
                              f"neither byte symbols nor made by a merge of {merges_txt}; is the "
                              "merges file truncated or from another vocabulary?")
-        return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+        try:
+            return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{vocab_json} + {merges_txt}: {e}") from None
 
     def __getstate__(self):
         return self.to_dict() | {"cache_size": self._cache_size}
@@ -357,14 +421,24 @@ class BytePairTokenizer:
         return _StreamEncoder(self, recognize_special)
 
     # ---- decoding ---------------------------------------------------------------------------
+    def _id_error(self, k, value, where=""):
+        top = len(self._exists) - 1
+        unused = 0 <= value <= top
+        return ValueError(f"{where}ids[{k}] = {value} is not a token id of this vocabulary "
+                          f"({'an unused id in ' if unused else ''}0..{top})")
+
+    def _id_array(self, ids, where=""):
+        """int64 ids of a sequence or array, ids outside the vocabulary reported as given."""
+        return checked_id_array(ids, len(self._exists),
+                                lambda k, v: self._id_error(k, v, where))
+
     def _check_ids(self, ids):
         bad = (ids < 0) | (ids >= len(self._exists))
         if not bad.any():
             bad = ~self._exists[ids]
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"ids[{k}] = {int(ids[k])} is not a token id of this vocabulary "
-                             f"(size {self.vocab_size})")
+            raise self._id_error(k, int(ids[k]))
 
     def _decode_arrays(self, ids, doc_off):
         self._check_ids(ids)
@@ -381,12 +455,15 @@ class BytePairTokenizer:
         """Text of a sequence of ids (lossless for ids from :meth:`encode`; malformed byte
         sequences give U+FFFD as ``bytes.decode(errors="replace")``). Specials decode as
         their text."""
-        ids = id_array(ids)
+        ids = self._id_array(ids)
         text, _ = self._decode_arrays(ids, np.array([0, len(ids)], np.int64))
         return text.tobytes().decode("utf-8")
 
     def decode_batch(self, lists):
         """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
+        if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
+            lists = [None if x is None else self._id_array(x, f"lists[{j}]: ")
+                     for j, x in enumerate(lists)]
         ids, offsets, valid = id_lists(lists)
         text, text_off = self._decode_arrays(ids, offsets)
         return string_array(text_off, text, valid).to_pylist()
@@ -470,7 +547,7 @@ class _StreamDecoder:
 
     def feed(self, ids):
         tok = self._tok
-        ids = np.asarray([ids] if np.isscalar(ids) else ids, dtype=np.int64).reshape(-1)
+        ids = tok._id_array([ids] if np.isscalar(ids) else ids)
         tok._check_ids(ids)
         symbols, seg_off = expand_ids(ids, np.array([0, len(ids)], np.int64), tok._tok_sym,
                                       tok._tok_off, tok._is_special)

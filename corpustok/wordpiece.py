@@ -14,16 +14,32 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from . import FILE_FORMAT
-from ._arrow import (id_array, id_lists, list_array, replace_surrogates, string_array,
-                     utf8_batch)
+from ._arrow import id_lists, list_array, replace_surrogates, string_array, utf8_batch
 from .kernels import wordpiece as K
 from .kernels.wordpiece_build import build_trie, e2e_table, in_ranges, symbol_table, two_level
+from .tokenizer_files import checked_id_array, is_id, read_json, short
 
 TABLES = Path(__file__).resolve().parent / "data" / "bert_unicode.npz"
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 MODEL_VERSION = 1  # bump when the cached array layout changes
+NORMALIZER_OPTIONS = ("lowercase", "strip_accents", "handle_chinese_chars", "clean_text")
+
+
+def _normalizer_options(where, norm, keys):
+    """The ``BertNormalizer`` options among ``keys`` of ``norm`` (a dict), each a bool
+    (``strip_accents`` may be null); ValueError naming ``where`` otherwise."""
+    opts = {}
+    for key in keys:
+        if key in norm:
+            v = norm[key]
+            if not (isinstance(v, bool) or (v is None and key == "strip_accents")):
+                raise ValueError(f"{where}.{key} = {short(v)} is not a boolean"
+                                 + (" or null" if key == "strip_accents" else ""))
+            opts[key] = v
+    return opts
 
 
 @functools.lru_cache(maxsize=1)
@@ -78,20 +94,25 @@ class WordPiece:
                  clean_text=True, unk_token="[UNK]", suffix_indicator="##",
                  max_input_chars_per_word=100, special_tokens=None,
                  recognize_special_tokens=False, cache=None):
+        if isinstance(tokens, (str, bytes, dict)):
+            raise TypeError(f"tokens must be a list of token strings in id order, got "
+                            f"{type(tokens).__name__}")
         tokens = list(tokens)
         for i, t in enumerate(tokens):
             if not isinstance(t, str):
                 raise TypeError(f"vocabulary entry {i} is {type(t).__name__}, expected str")
         self._tokens = tokens
         self._ids = {t: i for i, t in enumerate(tokens)}  # last id wins on duplicates, as in HF
+        if not isinstance(unk_token, str):
+            raise TypeError(f"unk_token must be a str, got {short(unk_token)}")
         if unk_token not in self._ids:
             raise ValueError(f"unk_token {unk_token!r} is not in the vocabulary "
                              f"({len(tokens)} tokens); pass the vocabulary's unknown token")
-        if not isinstance(max_input_chars_per_word, int) or max_input_chars_per_word < 0:
+        if not is_id(max_input_chars_per_word) or max_input_chars_per_word < 0:
             raise ValueError(f"max_input_chars_per_word must be an int >= 0, got "
-                             f"{max_input_chars_per_word!r}")
+                             f"{short(max_input_chars_per_word)}")
         if not isinstance(suffix_indicator, str):
-            raise TypeError("suffix_indicator must be a str")
+            raise TypeError(f"suffix_indicator must be a str, got {short(suffix_indicator)}")
         self.options = {"lowercase": bool(lowercase),
                         "strip_accents": None if strip_accents is None else bool(strip_accents),
                         "handle_chinese_chars": bool(handle_chinese_chars),
@@ -101,7 +122,13 @@ class WordPiece:
         self.max_input_chars_per_word = max_input_chars_per_word
         if special_tokens is None:
             special_tokens = [t for t in BERT_SPECIALS if t in self._ids]
+        if isinstance(special_tokens, (str, bytes, dict)):
+            raise TypeError(f"special_tokens must be a list of token strings, got "
+                            f"{type(special_tokens).__name__}")
+        special_tokens = list(special_tokens)
         for t in special_tokens:
+            if not isinstance(t, str):
+                raise TypeError(f"special token {short(t)} is not a str")
             if t not in self._ids or not t:
                 raise ValueError(f"special token {t!r} is not in the vocabulary")
         self.special_tokens = list(special_tokens)
@@ -146,38 +173,88 @@ class WordPiece:
         ``##`` prefix, ``max_input_chars_per_word``, the ``BertNormalizer`` options and the
         special added tokens (matched only with ``recognize_special_tokens=True``)."""
         path = os.fspath(path)
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = read_json(path)
+        if not isinstance(doc, dict):
+            raise ValueError(f"{path}: a tokenizer.json holds a JSON object, found "
+                             f"{type(doc).__name__}")
         model = doc.get("model") or {}
-        if model.get("type") != "WordPiece":
-            raise ValueError(f"{path}: model type is {model.get('type')!r}, expected "
+        if not isinstance(model, dict) or model.get("type") != "WordPiece":
+            kind = model.get("type") if isinstance(model, dict) else short(model)
+            raise ValueError(f"{path}: model type is {kind!r}, expected "
                              "'WordPiece' (use corpustok.load for other tokenizers)")
-        vocab = model["vocab"]
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict):
+            raise ValueError(f"{path}: model.vocab must be an object of token -> id, found "
+                             f"{type(vocab).__name__} {short(vocab)}")
         tokens = [None] * len(vocab)
         for tok, i in vocab.items():
-            if not isinstance(i, int) or not 0 <= i < len(vocab) or tokens[i] is not None:
-                raise ValueError(f"{path}: vocab id {i!r} of {tok!r} is not a unique id in "
-                                 f"0..{len(vocab) - 1}; ids must be dense")
+            if not is_id(i):
+                raise ValueError(f"{path}: model.vocab[{tok!r}] = {short(i)} is not an int id")
+            if not 0 <= i < len(vocab):
+                top = max((j for j in vocab.values() if is_id(j)), default=i)
+                raise ValueError(f"{path}: model.vocab[{tok!r}] = {i} is outside "
+                                 f"0..{len(vocab) - 1}: a WordPiece vocab's ids must be dense, "
+                                 f"exactly 0..n-1 for its n = {len(vocab)} entries (the "
+                                 f"largest id is {top})")
+            if tokens[i] is not None:
+                raise ValueError(f"{path}: model.vocab ids must be unique: {tokens[i]!r} and "
+                                 f"{tok!r} both have id {i}")
             tokens[i] = tok
         norm = doc.get("normalizer") or {}
-        if norm.get("type") != "BertNormalizer":
-            raise ValueError(f"{path}: normalizer {norm.get('type')!r} is not supported; "
+        kind = norm.get("type") if isinstance(norm, dict) else short(norm)
+        if kind != "BertNormalizer":
+            raise ValueError(f"{path}: normalizer {kind!r} is not supported; "
                              "expected BertNormalizer")
-        pre = (doc.get("pre_tokenizer") or {}).get("type")
+        opts = {"lowercase": True, "strip_accents": None, "handle_chinese_chars": True,
+                "clean_text": True}
+        opts.update(_normalizer_options(f"{path}: normalizer", norm, NORMALIZER_OPTIONS))
+        pre = doc.get("pre_tokenizer") or {}
+        pre = pre.get("type") if isinstance(pre, dict) else short(pre)
         if pre != "BertPreTokenizer":
             raise ValueError(f"{path}: pre_tokenizer {pre!r} is not supported; expected "
                              "BertPreTokenizer")
-        specials = [t["content"] for t in doc.get("added_tokens", [])
-                    if t.get("special") and t["content"] in vocab]
-        return cls(tokens, lowercase=norm.get("lowercase", True),
-                   strip_accents=norm.get("strip_accents"),
-                   handle_chinese_chars=norm.get("handle_chinese_chars", True),
-                   clean_text=norm.get("clean_text", True),
-                   unk_token=model.get("unk_token", "[UNK]"),
-                   suffix_indicator=model.get("continuing_subword_prefix") or "##",
-                   max_input_chars_per_word=model.get("max_input_chars_per_word", 100),
-                   special_tokens=specials, recognize_special_tokens=recognize_special_tokens,
-                   cache=cache)
+        unk = model.get("unk_token", "[UNK]")
+        prefix = model.get("continuing_subword_prefix") or "##"
+        max_chars = model.get("max_input_chars_per_word", 100)
+        for key, value, ok, what in (
+                ("unk_token", unk, isinstance(unk, str), "a string"),
+                ("continuing_subword_prefix", prefix, isinstance(prefix, str), "a string"),
+                ("max_input_chars_per_word", max_chars, is_id(max_chars) and max_chars >= 0,
+                 "an int >= 0")):
+            if not ok:
+                raise ValueError(f"{path}: model.{key} = {short(value)} is not {what}")
+        added = doc.get("added_tokens")
+        if added is None:
+            added = []
+        if not isinstance(added, list):
+            raise ValueError(f"{path}: added_tokens must be a list of objects, found "
+                             f"{type(added).__name__} {short(added)}")
+        specials = []
+        for k, t in enumerate(added):
+            if not isinstance(t, dict):
+                raise ValueError(f"{path}: added_tokens[{k}] = {short(t)} is not an object "
+                                 "with \"content\" and \"id\"")
+            for key in ("content", "id"):
+                if key not in t:
+                    raise ValueError(f"{path}: added_tokens[{k}] has no \"{key}\"")
+            content, i = t["content"], t["id"]
+            if not isinstance(content, str):
+                raise ValueError(f"{path}: added_tokens[{k}].content = {short(content)} is "
+                                 "not a string")
+            if not is_id(i) or i < 0:
+                raise ValueError(f"{path}: added_tokens[{k}].id = {short(i)} ({content!r}) "
+                                 "is not a non-negative int id")
+            if content in vocab and vocab[content] != i:
+                raise ValueError(f"{path}: added token {content!r} has id {i} but the model "
+                                 f"vocab says {vocab[content]}")
+            if t.get("special") and content in vocab:
+                specials.append(content)
+        try:
+            return cls(tokens, **opts, unk_token=unk, suffix_indicator=prefix,
+                       max_input_chars_per_word=max_chars, special_tokens=specials,
+                       recognize_special_tokens=recognize_special_tokens, cache=cache)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def _key(self):
         h = hashlib.sha256(json.dumps([MODEL_VERSION, self._tokens, self.options,
@@ -314,16 +391,27 @@ class WordPiece:
             self._decode_tables = (*_pieces(first), *_pieces(nxt))
         return self._decode_tables
 
+    def _id_error(self, k, value, where=""):
+        return ValueError(f"{where}id {value} at position {k} is outside the vocabulary "
+                          f"(0..{len(self._tokens) - 1})")
+
+    def _id_array(self, ids, where=""):
+        """int64 ids of a sequence or array, ids outside the vocabulary reported as given."""
+        return checked_id_array(ids, len(self._tokens),
+                                lambda k, v: self._id_error(k, v, where))
+
     def _check_ids(self, ids):
         if len(ids) and (ids.min() < 0 or ids.max() >= len(self._tokens)):
             bad = int(np.flatnonzero((ids < 0) | (ids >= len(self._tokens)))[0])
-            raise ValueError(f"id {int(ids[bad])} at position {bad} is outside the vocabulary "
-                             f"(0..{len(self._tokens) - 1})")
+            raise self._id_error(bad, int(ids[bad]))
 
     def decode_batch(self, lists):
         """Decode a ``pa.ListArray`` (chunked or not, or a list of id lists) with HF WordPiece
         decoder semantics (prefix joined, space otherwise, clean-up on); returns a list of
         str, None for a null list."""
+        if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
+            lists = [None if x is None else self._id_array(x, f"lists[{j}]: ")
+                     for j, x in enumerate(lists)]
         ids, offsets, valid = id_lists(lists)
         self._check_ids(ids)
         out_offsets = np.empty(len(offsets), np.int64)
@@ -332,7 +420,7 @@ class WordPiece:
 
     def decode(self, ids):
         """Text of one id sequence, as HF ``decoders.WordPiece(prefix, cleanup=True)``."""
-        return self.decode_batch([id_array(ids)])[0]
+        return self.decode_batch([self._id_array(ids)])[0]
 
     # ----------------------------------------------------------------- vocabulary
     def token_to_id(self, token):
@@ -365,14 +453,44 @@ class WordPiece:
 
     @classmethod
     def from_dict(cls, d):
-        if d.get("format") != FILE_FORMAT or d.get("type") != "wordpiece":
+        """Inverse of :meth:`to_dict`; ValueError naming the key for a malformed dict."""
+        if not isinstance(d, dict) or d.get("format") != FILE_FORMAT or \
+                d.get("type") != "wordpiece":
             raise ValueError("not a corpustok wordpiece dict (need \"format\": \"corpustok\", "
                              "\"type\": \"wordpiece\")")
-        return cls(d["vocab"], unk_token=d["unk_token"], suffix_indicator=d["suffix_indicator"],
-                   max_input_chars_per_word=d["max_input_chars_per_word"],
-                   special_tokens=d.get("special_tokens"),
-                   recognize_special_tokens=d.get("recognize_special_tokens", False),
-                   **d["normalizer"])
+        missing = [k for k in ("vocab", "unk_token", "suffix_indicator",
+                               "max_input_chars_per_word", "normalizer") if k not in d]
+        if missing:
+            raise ValueError(f"corpustok wordpiece tokenizer lacks the key(s) {missing}")
+        vocab, norm, specials = d["vocab"], d["normalizer"], d.get("special_tokens")
+        if not isinstance(vocab, list):
+            raise ValueError(f"\"vocab\" must be a list of token strings in id order, found "
+                             f"{type(vocab).__name__} {short(vocab)}")
+        for i, t in enumerate(vocab):
+            if not isinstance(t, str):
+                raise ValueError(f"vocab[{i}] = {short(t)} is not a token string")
+        if not isinstance(norm, dict):
+            raise ValueError(f"\"normalizer\" must be an object of BertNormalizer options, "
+                             f"found {type(norm).__name__} {short(norm)}")
+        unknown = sorted(set(norm) - set(NORMALIZER_OPTIONS))
+        if unknown:
+            raise ValueError(f"normalizer has unknown option(s) {unknown}; expected "
+                             f"{list(NORMALIZER_OPTIONS)}")
+        opts = _normalizer_options("normalizer", norm, NORMALIZER_OPTIONS)
+        if specials is not None and not (isinstance(specials, list)
+                                         and all(isinstance(t, str) for t in specials)):
+            raise ValueError(f"\"special_tokens\" must be a list of token strings, found "
+                             f"{short(specials)}")
+        recognize = d.get("recognize_special_tokens", False)
+        if not isinstance(recognize, bool):
+            raise ValueError(f"\"recognize_special_tokens\" = {short(recognize)} is not a "
+                             "boolean")
+        try:
+            return cls(vocab, unk_token=d["unk_token"], suffix_indicator=d["suffix_indicator"],
+                       max_input_chars_per_word=d["max_input_chars_per_word"],
+                       special_tokens=specials, recognize_special_tokens=recognize, **opts)
+        except TypeError as e:  # a file's bad value, not a caller's bad argument
+            raise ValueError(str(e)) from None
 
     def save(self, path):
         """Write the JSON form (read back by :func:`corpustok.load`)."""
@@ -391,12 +509,16 @@ class WordPieceStream:
         self._tail = b""  # bytes held back while a special token may still be completing
         sp_off = model._arrays["sp_off"]
         self._hold = int(np.diff(sp_off).max()) - 1 if len(sp_off) > 1 else 0
+        self._max_chars = int(model._arrays["params"][2])
 
     def _run(self, raw, final):
         data = np.frombuffer(raw or b"\0", np.uint8)
         end = len(raw)
         stop = end if final else max(0, end - self._hold)
-        out = np.empty(len(self._pending) + self._model._capacity(end, 1), np.int32)
+        # The open word's ids are rewritten from its start: it may emit one id per symbol
+        # it holds (a live word has at most max_chars of them; a dead one emits one [UNK]).
+        open_word = min(int(self._state[K.ST_WORD_LEN]), self._max_chars)
+        out = np.empty(len(self._pending) + open_word + self._model._capacity(end, 1), np.int32)
         out[:len(self._pending)] = self._pending
         self._state[K.ST_WORD_START] = 0
         n, i = K.e2e_run(data, np.array([0, end], np.int64), stop, int(final), *self._args,

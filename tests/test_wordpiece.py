@@ -182,6 +182,33 @@ def test_stream_equals_whole(text, cuts, special):
     assert enc.feed("hello") + enc.finish() == wp.encode("hello")  # reusable after finish
 
 
+# Words glued from vocabulary pieces: their end flushes several failure pops at once (the
+# case a random alphabet rarely builds). Issue 12: "glob" streamed lost its last id.
+_PIECES = sorted(t for t in vocab_dict() if t.isalpha() and t.isascii() and 2 <= len(t) <= 5)
+words = st.lists(st.sampled_from(_PIECES), min_size=1, max_size=4).map("".join)
+word_texts = st.lists(words | st.sampled_from([" ", ". ", "\n", "é", "##"]),
+                      min_size=1, max_size=6).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=word_texts, cuts=st.lists(st.integers(0, 40), max_size=4))
+def test_stream_equals_whole_on_vocabulary_words(text, cuts):
+    want = hf_ids(hf("uncased"), [text])[0]
+    enc = ours("uncased").stream()
+    got, prev = [], 0
+    for c in sorted({min(c, len(text)) for c in cuts}) + [len(text)]:
+        got += enc.feed(text[prev:c])
+        prev = c
+    assert got + enc.finish() == want
+
+
+@pytest.mark.parametrize("text", ["glob", "zombies glob", "glob.", "unaffable", "x" * 3])
+def test_stream_flushes_every_pop_of_the_last_word(text):
+    wp = ours("uncased")
+    enc = wp.stream()
+    assert enc.feed(text) + enc.finish() == wp.encode(text) == hf_ids(hf("uncased"), [text])[0]
+
+
 def test_stream_memory_is_bounded_by_the_word():
     wp = ours("uncased")
     enc = wp.stream()
