@@ -2,8 +2,12 @@
 import gzip
 import io
 import lzma
+import zlib
 
 COMPRESSED_EXTS = (".gz", ".xz", ".zst", ".zstd")
+# What reading a damaged file raises: truncation (EOFError from gzip and lzma, OSError from
+# Arrow's zstd), corruption (zlib.error, LZMAError, OSError) and unreadable storage (OSError).
+DECODE_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 
 
 def strip_compression(path: str) -> str:
@@ -26,9 +30,12 @@ def open_binary(path: str, raw=None):
     if lower.endswith(".xz"):
         return lzma.open(source, "rb")
     if lower.endswith((".zst", ".zstd")):
-        import zstandard
-        # The zstd reader has no readline: buffer it so lines can be iterated.
-        return io.BufferedReader(zstandard.open(source, "rb"), 1 << 20)
+        # Arrow's zstd stream, not zstandard's reader: that one ends quietly at a truncated
+        # frame (documents vanish), Arrow's raises OSError, as gzip and lzma do. Buffered,
+        # so lines can be iterated.
+        import pyarrow as pa
+        stored = pa.OSFile(path) if raw is None else pa.PythonFile(raw, mode="r")
+        return io.BufferedReader(pa.CompressedInputStream(stored, "zstd"), 1 << 20)
     return open(path, "rb") if raw is None else raw
 
 

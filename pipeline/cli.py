@@ -1,13 +1,19 @@
 """The ``corpustok`` command line: train, tokenize, encode, decode, main, report.
 
-Exit codes: 0 success; 1 the job completed but some input could not be read (named in the
-summary and in manifest.json); 2 bad arguments or input (message on stderr); 3 the job failed
-(a Beam worker or an unexpected error: traceback on stderr). Beam is imported
-only by the commands that run a pipeline, so ``encode``/``decode``/``--help`` start fast.
+Exit codes (decided here, by exception type): 0 success; 1 the job completed but some input
+could not be read, or more rows were rejected than ``--max-reject-fraction`` allows (named in
+the summary and in manifest.json); 2 bad arguments or input, a tokenizer file that cannot be
+used, an output folder in use or holding another job (one line on stderr); 3 the job failed (a
+Beam worker or an unexpected error: traceback on stderr); 4 the output cannot be written
+(read-only, no permission, disk or quota full: one line); 130/143 interrupted by SIGINT/SIGTERM
+(one line; rerunning the same command resumes). Beam is imported only by the commands that run
+a pipeline, so ``encode``/``decode``/``--help`` start fast.
 """
 import argparse
 import gc
 import logging
+import os
+import signal
 import sys
 import textwrap
 import traceback
@@ -15,7 +21,7 @@ import traceback
 from . import files
 from .workers import keep_freed_memory
 
-EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED, EXIT_NOT_WRITABLE = 0, 1, 2, 3, 4
 
 BEAM_EPILOG = """\
 Any option not listed above is passed to Apache Beam unchanged. Without --runner the job runs
@@ -51,6 +57,14 @@ def _add_read_options(p, ids=True):
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="local worker processes (Beam multi_processing mode); default: one "
                         "in-process worker")
+
+
+def _fraction(text):
+    """argparse type: a number from 0 to 1."""
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
 
 
 def _positive(kind):
@@ -117,6 +131,16 @@ def _parser():
                          "slices (same ids, bounded memory) (default: %(default)s)")
     tk.add_argument("--rejects", action="store_true",
                     help="also write rejected rows with reasons to DIR/rejects/<shard>.parquet")
+    tk.add_argument("--max-reject-fraction", type=_fraction, default=0.5, metavar="F",
+                    help="exit 1 when more than this fraction of the rows read were rejected "
+                         "(the shards are still written) (default: %(default)s)")
+    mode = tk.add_mutually_exclusive_group()
+    mode.add_argument("--overwrite", action="store_const", const="overwrite", dest="mode",
+                      help="DIR holds another job (other inputs, tokenizer or options): remove "
+                           "that job's files (each is listed) and run this one")
+    mode.add_argument("--append", action="store_const", const="append", dest="mode",
+                      help="add these inputs to the job in DIR (same tokenizer and options); "
+                           "its earlier inputs are kept")
     tk.add_argument("--no-progress", action="store_true",
                     help="no progress line on stderr")
 
@@ -149,16 +173,53 @@ def _parser():
 
 def _cmd_tokenize(args, beam_args):
     from .run import summary, tokenize
+    _on_interrupt(args.out)
     result = tokenize(args.inputs, args.out, args.tokenizer,
                       id_column=None if args.no_id else args.id_column,
                       text_column=args.text_column, bos=args.bos, eos=args.eos,
                       shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
                       max_doc_bytes=int(args.max_doc_mb * 1e6), write_rejects=args.rejects,
                       beam_args=beam_args, workers=args.workers,
-                      progress=not args.no_progress)
+                      progress=not args.no_progress, mode=args.mode)
+    for path in result.removed:
+        print(f"corpustok tokenize: removed {files.shown(path)} (previous job, --overwrite)",
+              file=sys.stderr)
     print(summary(result))
     print(f"  output     {files.join(args.out, 'manifest.json')}")
-    return EXIT_OK if result.ok else EXIT_INPUT_ERRORS
+    code = EXIT_OK if result.ok else EXIT_INPUT_ERRORS
+    if result.reject_fraction > args.max_reject_fraction:
+        print(f"corpustok tokenize: {result.reject_fraction:.1%} of the rows read were "
+              f"rejected, above --max-reject-fraction {args.max_reject_fraction:g}: check the "
+              "input format and columns (reasons above; --rejects keeps the rows)",
+              file=sys.stderr)
+        code = EXIT_INPUT_ERRORS
+    return code
+
+
+def _entries(out_dir):
+    from .outdir import ENTRY_SUFFIX
+    try:
+        return {f for f in files.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
+    except OSError:
+        return set()
+
+
+def _on_interrupt(out_dir):
+    """On SIGINT/SIGTERM: one line saying how far the run got, then exit 130/143 at once.
+    Every file is written atomically and the workers end with this process, so what is left
+    is whole shards and temporaries the next run deletes; a rerun resumes."""
+    before = _entries(out_dir)
+
+    def stop(signum, frame):
+        done = len(_entries(out_dir) - before)
+        name = signal.Signals(signum).name
+        sys.stderr.write(f"\ncorpustok tokenize: interrupted ({name}) after {done} new "
+                         "shard(s); rerun the same command to resume\n")
+        sys.stderr.flush()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _cmd_train(args, beam_args):
@@ -242,13 +303,27 @@ def main(argv=None):
             from .report import run_report
             return run_report(args)
         return _cmd_main(args)
-    except (ValueError, TypeError, OSError) as e:
-        print(f"corpustok {args.command}: error: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - the one place that maps errors to exit codes
+        return _exit_code(args.command, e)
+
+
+def _exit_code(command, e):
+    """Say what went wrong in one line (a traceback for our own failures) and return the
+    exit code for ``e``."""
+    from .outdir import not_writable
+    full = not_writable(e)
+    if full is not None:
+        where = f" ({files.shown(full.filename)})" if full.filename else ""
+        print(f"corpustok {command}: error: cannot write the output{where}: "
+              f"{full.strerror or full}; free space or choose a writable --out, then rerun "
+              "the same command (finished shards are kept)", file=sys.stderr)
+        return EXIT_NOT_WRITABLE
+    if isinstance(e, (ValueError, TypeError, OSError)):
+        print(f"corpustok {command}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception:  # noqa: BLE001 - anything else failed the job: say so apart from 1 and 2
-        traceback.print_exc()
-        print(f"corpustok {args.command}: failed (traceback above)", file=sys.stderr)
-        return EXIT_FAILED
+    traceback.print_exception(e)
+    print(f"corpustok {command}: failed (traceback above)", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def run():

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 from corpustok._io import open_binary
 
-TMP_PREFIX = ".tmp-"
+TMP_PREFIX = ".tmp-corpustok-"  # + run id + "-": a run deletes only temporaries it can name
 PARQUET_BUFFER = 1 << 20
 _SCHEME = re.compile(r"[a-zA-Z][-a-zA-Z0-9+.]*://")  # what Beam's FileSystems calls a scheme
 
@@ -92,6 +92,25 @@ class _Guarded(io.RawIOBase):
             with _remote(self._path):
                 self._f.close()
         super().close()
+
+
+def shown(path: str) -> str:
+    """``path`` as text that UTF-8 can hold (manifests, Arrow columns, messages): a name
+    holding bytes that are not UTF-8 (read by Python as lone surrogates) shows them as
+    ``\\xNN``. :func:`unshown` maps it back."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def unshown(text: str) -> str:
+    """The path :func:`shown` made ``text`` from: ``text`` itself when such a file exists,
+    else with its ``\\xNN`` escapes turned back into the bytes they stand for."""
+    if is_remote(text) or "\\x" not in text or os.path.exists(text):
+        return text
+    return re.sub(r"\\x([89a-f][0-9a-f])", lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
 
 
 def join(folder: str, *names: str) -> str:
@@ -231,12 +250,18 @@ def remove(paths):
             os.remove(p)
 
 
-def write_atomic(path: str, write):
+def temp_prefix(run_id: str) -> str:
+    """Start of the names of the temporaries a run writes: :data:`TMP_PREFIX` and its id."""
+    return f"{TMP_PREFIX}{run_id}-"
+
+
+def write_atomic(path: str, write, run_id=None):
     """Call ``write(f)`` with a binary file object so that ``path`` is either as before or
     whole: an object store publishes an object only when its upload completes, so the bytes
     are gathered in memory (a shard: tens of MB) and uploaded in place; a local or HDFS file
-    goes to a temporary name first, then is renamed (HDFS renames only onto a free name).
-    Whatever fails, no temporary stays."""
+    goes to a temporary name first (carrying ``run_id``, so that a later run can tell a
+    killed run's temporaries from anyone else's files), then is renamed (HDFS renames only
+    onto a free name). Whatever fails, no temporary stays."""
     remote = is_remote(path)
     if remote and not _has_dirs(path):
         buf = io.BytesIO()  # a failed write must not close (and so publish) a partial upload
@@ -246,7 +271,8 @@ def write_atomic(path: str, write):
                 f.write(buf.getbuffer())
         return
     folder, base = path.rsplit("/", 1) if remote else os.path.split(path)
-    tmp = join(folder, f"{TMP_PREFIX}{base}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    tag = run_id or f"pid{os.getpid()}"
+    tmp = join(folder, f"{temp_prefix(tag)}{base}.{uuid.uuid4().hex[:8]}")
     try:
         if remote:
             with _remote(path):

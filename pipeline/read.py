@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpustok._arrow import string_array, utf8_batch
-from corpustok._io import strip_compression
+from corpustok._io import DECODE_ERRORS, strip_compression
 from corpustok.schemas import REJECTS, check_document_columns
 
 from . import files
@@ -40,10 +40,6 @@ class DocBatch:
     table: pa.Table
     rejects: pa.Table = field(default_factory=REJECTS.empty_table)
     has_ids: bool = True
-
-    @property
-    def name(self):
-        return shard_name(self.source, self.start, self.stop)
 
 
 @dataclass
@@ -72,36 +68,55 @@ def input_kind(path: str) -> str:
         return "parquet"
     if base.endswith(JSONL_EXTS):
         return "jsonl"
-    raise ValueError(f"{path}: unknown input type; expected .parquet, .jsonl, .jsonl.gz, "
-                     ".jsonl.xz or .jsonl.zst")
+    raise ValueError(f"{files.shown(path)}: unknown input type; expected .parquet, .jsonl, "
+                     ".jsonl.gz, .jsonl.xz or .jsonl.zst")
 
 
-def expand_inputs(patterns) -> list:
-    """Files matched by ``patterns`` (paths or globs), sorted, without duplicates.
+def expand_inputs(patterns):
+    """``(files, duplicates)``: the distinct files matched by ``patterns`` (paths or globs),
+    sorted, and how many matched paths named a file already listed (``x`` and ``./x``, hard
+    or symbolic links, the endless paths of a symlink loop under ``**``), which are read once.
+    A local file is known by its real path; of its spellings the shortest is kept.
 
     Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
     """
-    found = []
+    spellings = {}
+    matched_count = 0
     for pat in patterns:
         matched = files.match(pat)
         if not matched:
-            raise ValueError(f"no input file matches {pat!r}")
-        found.extend(matched)
-    out = list(dict.fromkeys(found))
+            raise ValueError(f"no input file matches {files.shown(pat)!r}")
+        matched_count += len(matched)
+        for f in matched:
+            key = f if files.is_remote(f) else _file_key(f)
+            spellings.setdefault(key, []).append(f)
+    out = sorted(min(names, key=lambda f: (f.count(os.sep), len(f), f))
+                 for names in spellings.values())
     for f in out:
         input_kind(f)
-    return out
+    return out, matched_count - len(out)
 
 
-def shard_name(source: str, start: int, stop: int) -> str:
+def _file_key(path):
+    """What makes two local paths one file: device and inode (hard links too), else the
+    real path."""
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return os.path.realpath(path)
+
+
+def shard_name(source: str, start: int, stop: int, config_id: str) -> str:
     """Deterministic shard name: input file stem, a hash of its absolute path, size and
-    modification time (so a changed input never reuses shards of its old content), and the
+    modification time (so a changed input never reuses shards of its old content), the
+    first 8 digits of the job's configuration hash (two jobs never share a name) and the
     row range."""
     base = os.path.basename(source)
     # Only word characters: a shard name must never read as a glob ([, *, ?) to a filesystem.
     stem = re.sub(r"[^\w-]", "_", base.split(".")[0]) or "input"
     digest = hashlib.sha1(files.identity(source).encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{stem}-{digest[:10]}-{start:010d}-{stop:010d}"
+    return f"{stem}-{digest[:10]}-{config_id[:8]}-{start:010d}-{stop:010d}"
 
 
 def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
@@ -224,6 +239,9 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
         except ValueError as e:
             reject(no, "bad_json", str(e)[:200])
             continue
+        except RecursionError:
+            reject(no, "bad_json", "nested too deep to parse")
+            continue
         if not isinstance(rec, dict):
             reject(no, "bad_record", f"a JSON {type(rec).__name__}, not an object")
             continue
@@ -239,6 +257,9 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
                 reject(no, "bad_record", f"no usable {id_column!r} field")
                 continue
             doc_id = str(doc_id)
+            if not _is_unicode(doc_id):
+                reject(no, "bad_id", f"{id_column!r} is not valid Unicode: {ascii(doc_id)[:200]}")
+                continue
         if text_column not in rec:
             reject(no, "bad_record", f"no {text_column!r} field", doc_id)
             continue
@@ -263,12 +284,23 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
         rep = rep + tb.replaced
     text_arr = string_array(tb.offsets, tb.data, tb.valid)
     docs = _documents(pa.array(ids, pa.large_string()), text_arr, rows, rep)
+    shown = files.shown(source)
     rejects = pa.table({"id": pa.array(rej["id"], pa.large_string()),
-                        "source": pa.array([source] * len(rej["row"]), pa.string()),
+                        "source": pa.array([shown] * len(rej["row"]), pa.string()),
                         "row": pa.array(rej["row"], pa.int64()),
                         "reason": pa.array(rej["reason"], pa.string()),
                         "detail": pa.array(rej["detail"], pa.string())}, schema=REJECTS)
     return docs, rejects
+
+
+def _is_unicode(text: str) -> bool:
+    """False for a str holding lone surrogates (JSON ``"\\udc80"``), which no Arrow string
+    (UTF-8) can store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class ReadFailure(Exception):
@@ -290,7 +322,7 @@ def _line_ranges(source, shard_bytes, shard_rows):
                 if size >= shard_bytes or len(lines) >= shard_rows:
                     yield start, no, lines
                     lines, size, start = [], 0, no
-    except (OSError, EOFError, ValueError) as e:  # zstd raises ZstdError, a ValueError
+    except DECODE_ERRORS as e:
         if lines:
             yield start, no, lines
         raise ReadFailure(f"unreadable after line {no}: {type(e).__name__}: {e}") from e

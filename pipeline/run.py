@@ -6,6 +6,7 @@ Prism runner, which fails offline); ``--direct_running_mode multi_processing
 ``--runner DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
 """
 import json
+import re
 import sys
 import threading
 import time
@@ -13,23 +14,38 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from . import files
-from .workers import local_workers_env
+from .outdir import (ENTRY_SUFFIX, NOT_WRITABLE, RUN_MANIFEST, OutputClaim,
+                     OutputNotWritable, check_out_dir, config_hash, not_writable)
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
-from .shards import ENTRY_SUFFIX, RUN_MANIFEST, file_sha256, prepare_out_dir
+from .shards import file_sha256
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
+from .workers import local_workers_env
+
+DEFAULT_MAX_REJECT_FRACTION = 0.5
 
 
 @dataclass
 class RunResult:
-    """What a finished run produced: the run manifest, Beam counters and wall time."""
+    """What a finished run produced: the run manifest, Beam counters, wall time, the input
+    paths that named a file already read (``duplicates``) and the files of a previous job
+    that ``overwrite`` removed."""
 
     manifest: dict
     counters: dict = field(default_factory=dict)
     seconds: float = 0.0
+    duplicates: int = 0
+    removed: list = field(default_factory=list)
 
     @property
     def ok(self):
         return self.manifest["status"] == "COMPLETED"
+
+    @property
+    def reject_fraction(self):
+        """Rejected rows over all rows read."""
+        t = self.manifest["totals"]
+        rejected = sum(t["rejects"].values())
+        return rejected / max(1, rejected + t["documents"])
 
 
 def check_beam_args(beam_args):
@@ -177,12 +193,16 @@ class Progress:
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
              eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
              max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, beam_args=(),
-             workers=None, progress=False) -> RunResult:
+             workers=None, progress=False, mode=None) -> RunResult:
     """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
-    earlier run with the same tokenizer and options are kept, not redone. Raises ValueError
-    for bad arguments (no matching input, malformed tokenizer, unknown BOS/EOS token).
+    earlier run of the same job (inputs, tokenizer, options) are kept, not redone; a folder
+    holding another job refuses unless ``mode`` is ``"overwrite"`` (remove that job's files)
+    or ``"append"`` (the same tokenizer and options, more inputs): see ``outdir``. Raises
+    ValueError for bad arguments (no matching input, malformed tokenizer, unknown BOS/EOS
+    token, a folder in use or holding another job) and ``outdir.OutputNotWritable`` when the
+    folder cannot be written.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -191,7 +211,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
 
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote paths are read below, before the pipeline exists
-    paths = expand_inputs(inputs)
+    paths, duplicates = expand_inputs(inputs)
+    check_out_dir(out_dir, inputs, paths)
     tok_sha, tok = tokenizer_identity(tokenizer)
     bos = resolve_marker(tok, bos, "bos")
     eos = resolve_marker(tok, eos, "eos")
@@ -200,16 +221,23 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     config = {"tokenizer_sha256": tok_sha, "bos": bos, "eos": eos, "id_column": id_column,
               "text_column": text_column, "shard_bytes": shard_bytes, "shard_rows": shard_rows,
               "write_rejects": bool(write_rejects)}
-    prepare_out_dir(out_dir)
     t0 = time.perf_counter()
-    p = beam.Pipeline(runner=runner, options=options)
-    tokenize_to_shards(p, paths, out_dir, tokenizer, tok_sha, config, id_column=id_column,
-                       text_column=text_column, bos=bos, eos=eos, shard_bytes=shard_bytes,
-                       shard_rows=shard_rows, max_doc_bytes=max_doc_bytes,
-                       write_rejects=write_rejects)
-    with local_workers_env(), (Progress(out_dir) if progress else nullcontext()):
-        result = p.run()
-        result.wait_until_finish()
+    with OutputClaim(out_dir, config, config_hash(config), paths, mode) as claim:
+        p = beam.Pipeline(runner=runner, options=options)
+        tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, tok_sha, config,
+                           id_column=id_column, text_column=text_column, bos=bos, eos=eos,
+                           shard_bytes=shard_bytes, shard_rows=shard_rows,
+                           max_doc_bytes=max_doc_bytes, write_rejects=write_rejects,
+                           run_id=claim.run_id)
+        try:
+            with local_workers_env(), (Progress(out_dir) if progress else nullcontext()):
+                result = p.run()
+                result.wait_until_finish()
+        except Exception as e:
+            full = not_writable(e) or _not_writable_in(e)
+            if full is not None:
+                raise full from e
+            raise
     seconds = time.perf_counter() - t0
     counters = {}
     try:
@@ -219,7 +247,16 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     except (NotImplementedError, AttributeError, KeyError):
         pass  # some runners report no metrics
     manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
-    return RunResult(manifest, counters, seconds)
+    return RunResult(manifest, counters, seconds, duplicates, claim.removed)
+
+
+def _not_writable_in(e):
+    """An :class:`~outdir.OutputNotWritable` from the text of a worker's error (Beam's
+    multi-process runner passes a worker's exception on as text only), or None."""
+    m = re.search(r"\[Errno (\d+)\] ([^:'\n]+)(?:: '([^'\n]*)')?", str(e))
+    if m and int(m.group(1)) in NOT_WRITABLE:
+        return OutputNotWritable(int(m.group(1)), m.group(2), m.group(3))
+    return None
 
 
 def summary(result: RunResult) -> str:
@@ -227,18 +264,24 @@ def summary(result: RunResult) -> str:
     t = result.manifest["totals"]
     c = result.counters
     mb = t["bytes"] / 1e6
+    superseded = result.manifest.get("superseded", [])
     lines = [f"corpustok: {result.manifest['status']}",
              f"  documents  {t['documents']:,}",
              f"  tokens     {t['tokens']:,}"
              + (f" ({t['tokens'] / t['documents']:.1f} per document)" if t["documents"] else ""),
              f"  text       {mb:,.2f} MB ({t['replaced']:,} U+FFFD replacements)",
              f"  shards     {t['shards']} ({c.get('shards_written', 0)} written, "
-             f"{c.get('shards_skipped', 0)} already complete)",
+             f"{c.get('shards_skipped', 0)} already complete"
+             + (f", {len(superseded)} of inputs changed since replaced" if superseded else "")
+             + ")",
              "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
                                 or "none"),
              f"  time       {result.seconds:.1f} s, Beam start-up included"
              + (f" ({c.get('bytes', 0) / 1e6 / result.seconds:,.1f} MB/s tokenized this run)"
                 if c.get("bytes") else "")]
+    if result.duplicates:
+        lines.append(f"  inputs     {result.duplicates} path(s) named a file already read "
+                     "(links, ./x and x, a symlink loop): read once")
     for e in result.manifest["errors"]:
         lines.append(f"  ERROR {e['source']}: {e['error']}")
     return "\n".join(lines)

@@ -6,14 +6,16 @@ Layout of an output folder::
     <name>.manifest.json   the shard's entry; written last, so it marks the shard complete
     rejects/<name>.parquet rejected rows with reasons (only with --rejects, only if any)
     manifest.json          the run manifest; written after every shard: the COMPLETED marker
+    _job.json              the job the folder belongs to (see ``outdir``)
+    _corpustok.lock        present while a run holds the folder
 
-Every file is written under a temporary name and renamed, so a crash at any moment leaves
-only whole files (plus temporaries that the next run deletes). Nothing written depends on
-time, host or worker count, so a resumed run is byte-identical to an uninterrupted one.
+Every file is written under a temporary name carrying the run's id and renamed, so a crash
+at any moment leaves only whole files (plus temporaries that the next run deletes). Nothing
+written depends on time, host or worker count, so a resumed run is byte-identical to an
+uninterrupted one.
 """
 import hashlib
 import json
-import re
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,13 +25,11 @@ from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS
                                check_shard_entry)
 
 from . import files
-from .files import TMP_PREFIX
+from .outdir import ENTRY_SUFFIX, REJECTS_DIR, job_entries, listed_files
 from .read import ReadError, shard_name
 from .shard_parquet import token_parquet_parts
 from .tokenize import TokenBatch
 
-RUN_MANIFEST = "manifest.json"
-ENTRY_SUFFIX = ".manifest.json"
 REJECTED_LISTED = 1000  # rejected rows listed by row in an entry; all of them go to --rejects
 
 
@@ -41,36 +41,31 @@ def file_sha256(path, block=1 << 20) -> str:
     return h.hexdigest()
 
 
-def config_hash(config: dict) -> str:
-    """Hash of everything that changes a shard's bytes (tokenizer, markers, columns)."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def write_json(path, obj):
+def write_json(path, obj, run_id=None):
     text = json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    files.write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+    files.write_atomic(path, lambda f: f.write(text.encode("utf-8")), run_id)
 
 
-def write_parquet(path, table: pa.Table):
+def write_parquet(path, table: pa.Table, run_id=None):
     """Rejects (and empty token tables) through pyarrow: one row group, zstd level 1, no
     host/time metadata. Non-empty token tables go through :func:`write_tokens`."""
     files.write_atomic(path, lambda f: pq.write_table(
         table, f, compression="zstd", compression_level=1, row_group_size=max(1, table.num_rows),
-        use_dictionary=[c for c in ("source", "reason") if c in table.schema.names]))
+        use_dictionary=[c for c in ("source", "reason") if c in table.schema.names]), run_id)
 
 
-def write_tokens(path, table: pa.Table):
+def write_tokens(path, table: pa.Table, run_id=None):
     """A token shard: written by ``shard_parquet`` (less than half the CPU of pyarrow's writer
     for the same Parquet schema, see there); an empty table by pyarrow."""
     if not table.num_rows:
-        write_parquet(path, table)
+        write_parquet(path, table, run_id)
         return
     parts = token_parquet_parts(table)
 
     def write(f):
         for part in parts:
             f.write(part)
-    files.write_atomic(path, write)
+    files.write_atomic(path, write, run_id)
 
 
 def entry_path(out_dir, name):
@@ -95,22 +90,23 @@ def load_entry(out_dir, name, config_id):
     return entry
 
 
-def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_rejects=False):
+def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_rejects=False,
+                run_id=None):
     """Write one shard (Parquet, optional rejects, then the entry) and return its entry."""
-    name = shard_name(tb.source, tb.start, tb.stop)
+    name = shard_name(tb.source, tb.start, tb.stop, config_id)
     file = name + ".parquet"
     path = files.join(out_dir, file)
-    write_tokens(path, tb.tokens)
+    write_tokens(path, tb.tokens, run_id)
     if write_rejects and tb.rejects.num_rows:
-        files.makedirs(files.join(out_dir, "rejects"))
-        write_parquet(files.join(out_dir, "rejects", file), tb.rejects)
+        files.makedirs(files.join(out_dir, REJECTS_DIR))
+        write_parquet(files.join(out_dir, REJECTS_DIR, file), tb.rejects, run_id)
     t = tb.tokens
     reasons = tb.rejects.column("reason").to_pylist()
     listed = tb.rejects.slice(0, REJECTED_LISTED).select(["row", "id", "reason"]).to_pylist()
     entry = {
         "shard": name,
         "file": file,
-        "source": tb.source,
+        "source": files.shown(tb.source),
         "rows": [tb.start, tb.stop],
         "documents": t.num_rows,
         "tokens": int(pc.sum(t.column("n_tokens")).as_py() or 0),
@@ -124,44 +120,27 @@ def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_reje
         "config": config_id,
     }
     check_shard_entry(entry)
-    write_json(entry_path(out_dir, name), entry)
+    write_json(entry_path(out_dir, name), entry, run_id)
     return entry
 
 
-def prepare_out_dir(out_dir):
-    """Create ``out_dir``, delete temporaries of killed runs and the old run manifest (so that
-    it again appears only once this run completes)."""
-    files.makedirs(out_dir)
-    for folder in (out_dir, files.join(out_dir, "rejects")):
-        files.remove(files.join(folder, f) for f in files.listdir(folder)
-                     if f.startswith(TMP_PREFIX))
-    if files.exists(files.join(out_dir, RUN_MANIFEST)):
-        files.remove([files.join(out_dir, RUN_MANIFEST)])
-
-
-SHARD_NAME = re.compile(r".+-[0-9a-f]{10}-[0-9]{10}-[0-9]{10}")  # see read.shard_name
-
-
-def remove_stale(out_dir, entries):
-    """Delete shard files and entries in ``out_dir`` that this run did not produce or keep
-    (left by a run with other options, or over inputs that changed since), so the folder
-    holds exactly the shards its manifest lists. Only names of the shard pattern are
-    touched, never other files that happen to share the folder."""
+def stale_entries(out_dir, entries):
+    """The entries of shards this folder's manifests list that this run did not produce or
+    keep: their input changed since (a shard name carries its input's identity). Removed once
+    the run manifest is written, the folder holds exactly the shards it lists."""
     keep = {e["shard"] for e in entries}
-    stale = []
-    for folder, suffixes in ((out_dir, (".parquet", ENTRY_SUFFIX)),
-                             (files.join(out_dir, "rejects"), (".parquet",))):
-        for f in files.listdir(folder):
-            for suffix in suffixes:
-                name = f[:-len(suffix)]
-                if f.endswith(suffix) and SHARD_NAME.fullmatch(name) and name not in keep:
-                    stale.append(files.join(folder, f))
-                    break
-    files.remove(stale)
+    return [e for name, e in sorted(job_entries(out_dir).items()) if name not in keep]
 
 
-def run_manifest(entries, errors, tokenizer_sha256, config):
-    """The run manifest dict: totals over ``entries`` (sorted by shard), errors by file."""
+def remove_shards(out_dir, entries):
+    """Delete the shard, rejects and entry files of ``entries`` (the entry last: a crash
+    leaves it, and so the knowledge of what to delete)."""
+    files.remove(listed_files(out_dir, entries))
+
+
+def run_manifest(entries, errors, tokenizer_sha256, config, superseded=()):
+    """The run manifest dict: totals over ``entries`` (sorted by shard), errors by file, and
+    the names of the shards of changed inputs this run replaced (``superseded``)."""
     entries = sorted(entries, key=lambda e: e["shard"])
     errors = sorted(({"source": e.source, "error": e.error} if isinstance(e, ReadError) else e
                      for e in errors), key=lambda e: (e["source"], e["error"]))
@@ -182,4 +161,5 @@ def run_manifest(entries, errors, tokenizer_sha256, config):
         "totals": totals,
         "errors": errors,
         "shards": entries,
+        "superseded": sorted(e["shard"] for e in superseded),
     }

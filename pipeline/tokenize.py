@@ -152,7 +152,8 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     tokens = list_array(offsets, ids)
     schema = TOKENS if pa.types.is_list(tokens.type) else \
         TOKENS.set(1, pa.field("tokens", tokens.type, nullable=False))
-    source = pc.take(pa.array([batch.source], pa.string()), pa.array(np.zeros(n, np.int32)))
+    source = pc.take(pa.array([files.shown(batch.source)], pa.string()),
+                     pa.array(np.zeros(n, np.int32)))
     table = pa.Table.from_arrays([t.column("id"), tokens, pa.array(np.diff(offsets)),
                                   pa.array(nbytes), pa.array(replaced), source, t.column("row")],
                                  schema=schema)

@@ -82,7 +82,7 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
-    paths = expand_inputs(inputs)
+    paths, _ = expand_inputs(inputs)  # each file once, however many paths name it
     # Beside the output, so that workers of a remote runner can write it too.
     info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()

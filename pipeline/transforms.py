@@ -6,15 +6,18 @@ would materialize it). The only shuffles move tiny work descriptors (file names,
 so a parallel runner spreads the reading, and gather the shard entries for the run manifest.
 DoFns hold plain configuration; the tokenizer is built in ``setup()``.
 """
+import os
+
 import apache_beam as beam
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
 from . import files
+from .outdir import RUN_MANIFEST, config_hash
 from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadError, plan_units,
                    read_unit, shard_name)
-from .shards import (RUN_MANIFEST, config_hash, load_entry, remove_stale, run_manifest,
-                     write_json, write_shard)
+from .shards import (load_entry, remove_shards, run_manifest, stale_entries, write_json,
+                     write_shard)
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
 from .workers import freeze_in_local_worker
 
@@ -36,11 +39,13 @@ class _PlanUnits(beam.DoFn):
         self._args = (id_column, text_column, shard_bytes, shard_rows)
 
     def process(self, path):
+        path = os.fsdecode(path)
         try:
             yield from plan_units(path, *self._args)
         except READ_ERRORS as e:
             _counter("read_errors").inc()
-            yield beam.pvalue.TaggedOutput(ERRORS, ReadError(path, f"{type(e).__name__}: {e}"))
+            yield beam.pvalue.TaggedOutput(
+                ERRORS, ReadError(files.shown(path), f"{type(e).__name__}: {e}"))
 
 
 class _ReadUnit(beam.DoFn):
@@ -55,7 +60,7 @@ class _ReadUnit(beam.DoFn):
         def is_done(source, start, stop):
             if self._out_dir is None:
                 return False
-            name = shard_name(source, start, stop)
+            name = shard_name(source, start, stop, self._config_id)
             entries[name] = load_entry(self._out_dir, name, self._config_id)
             return entries[name] is not None
 
@@ -63,14 +68,15 @@ class _ReadUnit(beam.DoFn):
             for item in read_unit(unit, *self._args, is_done=is_done):
                 if isinstance(item, tuple):
                     _counter("shards_skipped").inc()
-                    yield beam.pvalue.TaggedOutput(DONE, entries[shard_name(unit.source, *item)])
+                    yield beam.pvalue.TaggedOutput(
+                        DONE, entries[shard_name(unit.source, *item, self._config_id)])
                 else:
                     yield item
         except READ_ERRORS as e:
             _counter("read_errors").inc()
             where = f"row group {unit.row_group}: " if unit.kind == "parquet" else ""
             yield beam.pvalue.TaggedOutput(
-                ERRORS, ReadError(unit.source, f"{where}{type(e).__name__}: {e}"))
+                ERRORS, ReadError(files.shown(unit.source), f"{where}{type(e).__name__}: {e}"))
 
 
 class ReadDocuments(beam.PTransform):
@@ -92,7 +98,8 @@ class ReadDocuments(beam.PTransform):
 
     def expand(self, pbegin):
         planned = (pbegin
-                   | "Files" >> beam.Create(self._paths)
+                   # As bytes: Beam's str coder cannot carry names that are not UTF-8.
+                   | "Files" >> beam.Create([os.fsencode(p) for p in self._paths])
                    | "Plan" >> beam.ParDo(_PlanUnits(*self._args)).with_outputs(ERRORS,
                                                                                 main="units"))
         read = (planned.units
@@ -139,8 +146,8 @@ class Tokenize(beam.DoFn):
 
 
 class _WriteShard(beam.DoFn):
-    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects):
-        self._args = (tokenizer_sha256, config_id, write_rejects)
+    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects, run_id):
+        self._args = (tokenizer_sha256, config_id, write_rejects, run_id)
         self._out_dir = out_dir
 
     def process(self, tb):
@@ -152,9 +159,9 @@ class _WriteShard(beam.DoFn):
 class WriteTokenShards(beam.PTransform):
     """``TokenBatch`` -> shard files in ``out_dir``; outputs each shard's manifest entry."""
 
-    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects=False):
+    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects=False, run_id=None):
         super().__init__()
-        self._dofn = _WriteShard(out_dir, tokenizer_sha256, config_id, write_rejects)
+        self._dofn = _WriteShard(out_dir, tokenizer_sha256, config_id, write_rejects, run_id)
 
     def expand(self, tokens):
         return tokens | "Write" >> beam.ParDo(self._dofn)
@@ -164,21 +171,26 @@ class WriteRunManifest(beam.PTransform):
     """``(entries, errors)`` -> ``manifest.json``, written once every shard is done (the
     COMPLETED marker); outputs the manifest dict."""
 
-    def __init__(self, out_dir, tokenizer_sha256, config):
+    def __init__(self, out_dir, tokenizer_sha256, config, run_id=None):
         super().__init__()
         self._out_dir = out_dir
         self._meta = (tokenizer_sha256, config)
+        self._run_id = run_id
 
     def expand(self, pcolls):
         entries, errors = pcolls
         all_errors = errors | "AllErrors" >> beam.combiners.ToList()
         out_dir = self._out_dir
         meta = self._meta
+        run_id = self._run_id
 
         def write(entry_list, error_list):
-            remove_stale(out_dir, entry_list)
-            manifest = run_manifest(entry_list, error_list, *meta)
-            write_json(files.join(out_dir, RUN_MANIFEST), manifest)
+            # The manifest first: a crash between the two leaves the stale shards' entries,
+            # which the next run removes in turn.
+            stale = stale_entries(out_dir, entry_list)
+            manifest = run_manifest(entry_list, error_list, *meta, superseded=stale)
+            write_json(files.join(out_dir, RUN_MANIFEST), manifest, run_id)
+            remove_shards(out_dir, stale)
             return manifest
 
         return (entries
@@ -189,7 +201,7 @@ class WriteRunManifest(beam.PTransform):
 def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, tokenizer_sha256, config, *,
                        id_column="id", text_column="text", bos=None, eos=None,
                        shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
-                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False):
+                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, run_id=None):
     """The whole tokenize job on a pipeline: read, tokenize, write shards, write the manifest.
     Returns the PCollection holding the run manifest dict."""
     config_id = config_hash(config)
@@ -198,7 +210,7 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, tokenizer_sha256, conf
     written = (read["batches"]
                | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, bos, eos, max_doc_bytes))
                | "WriteTokenShards" >> WriteTokenShards(out_dir, tokenizer_sha256, config_id,
-                                                        write_rejects))
+                                                        write_rejects, run_id))
     entries = (written, read["done"]) | "Entries" >> beam.Flatten()
     return (entries, read["errors"]) | "WriteRunManifest" >> WriteRunManifest(
-        out_dir, tokenizer_sha256, config)
+        out_dir, tokenizer_sha256, config, run_id)

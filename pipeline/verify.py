@@ -16,7 +16,7 @@ from corpustok.schemas import TOKENS, check_run_manifest, check_table
 
 from . import files
 from .read import read_documents
-from .shards import RUN_MANIFEST
+from .outdir import RUN_MANIFEST
 
 
 @dataclass
@@ -74,7 +74,8 @@ def verify_shards(out_dir, tokenizer, decode=True):
     for e in manifest["shards"]:
         by_source.setdefault(e["source"], []).append(e)
     for source, entries in sorted(by_source.items()):
-        rows, texts, reader_rejects = _input_rows(source, id_column, text_column)
+        rows, texts, reader_rejects = _input_rows(files.unshown(source), id_column,
+                                                  text_column)
         position = {int(r): i for i, r in enumerate(rows)}
         kept = 0
         seen = np.zeros(len(rows), bool)

@@ -21,10 +21,21 @@ process exits: 0.25 s per worker, and Beam stops local workers one after the oth
 worker processes a local run starts (they carry the driver's pid in :data:`WORKER_MARK`), never
 in the caller's own process, where frozen objects would never be collected.
 
+Lifetime: Beam starts each local worker through ``sh -c``, so a worker was the driver's
+grandchild and outlived it: a killed driver left workers writing shards for a while, and
+Ctrl-C in a terminal reached every worker (a traceback each). Beam has no option for it, so
+:func:`local_workers_env` gives Beam's worker launcher a ``Popen`` that makes the shell
+``exec`` the worker (a direct child of the driver), in a session of its own (a terminal's
+signals reach the driver alone), with the kernel's parent-death signal set to SIGKILL (Linux):
+a worker ends with the driver however the driver ends. What it was writing then is a
+temporary the next run deletes.
+
 A value the user set is kept.
 """
 import gc
 import os
+import signal
+import subprocess
 from contextlib import contextmanager
 
 ALLOCATOR_ENV = {"MIMALLOC_PURGE_DELAY": "-1"}
@@ -39,17 +50,54 @@ def keep_freed_memory():
         os.environ.setdefault(key, value)
 
 
+def _parent_death_signal():
+    """A ``preexec_fn`` giving the child SIGKILL when the driver thread that starts it ends
+    (Linux ``prctl(PR_SET_PDEATHSIG)``; kept across ``exec``), or None elsewhere. Built in
+    the parent: the child only makes the call."""
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def set_signal():
+        prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    return set_signal
+
+
+class _WorkerLauncher:
+    """The ``subprocess`` module as Beam's worker launcher sees it, except that ``Popen`` of
+    a shell command execs it, in a new session, with a parent-death signal."""
+
+    def __getattr__(self, name):
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def Popen(args, **kw):  # noqa: N802 - the name Beam calls
+        if kw.get("shell") and isinstance(args, str):
+            args = "exec " + args
+        kw.setdefault("start_new_session", True)
+        kw.setdefault("preexec_fn", _parent_death_signal())
+        return subprocess.Popen(args, **kw)
+
+
 @contextmanager
 def local_workers_env():
     """Apply :data:`WORKER_ENV` to the processes started inside the block only (Beam's local
-    workers), leaving the caller's environment as it was."""
+    workers), leaving the caller's environment as it was; they are started by
+    :class:`_WorkerLauncher`."""
+    from apache_beam.runners.portability import local_job_service
     saved = {key: os.environ.get(key) for key in (*WORKER_ENV, WORKER_MARK)}
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
     os.environ[WORKER_MARK] = str(os.getpid())
+    launcher = local_job_service.subprocess
+    local_job_service.subprocess = _WorkerLauncher()
     try:
         yield
     finally:
+        local_job_service.subprocess = launcher
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -62,3 +110,4 @@ def freeze_in_local_worker():
     driver = os.environ.get(WORKER_MARK)
     if driver and driver != str(os.getpid()):
         gc.freeze()
+

@@ -41,7 +41,8 @@ REJECTS = pa.schema([
 REJECT_REASONS = {
     "null_text": "the text is null",
     "empty_text": "the text is empty",
-    "bad_json": "the JSONL line is not valid JSON",
+    "bad_json": "the JSONL line is not valid JSON (or nested too deep to parse)",
+    "bad_id": "the id is not valid Unicode text (e.g. a lone surrogate escape)",
     "bad_record": "the JSON value is not an object with a string text field and an id",
 }
 

@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import os
+import socket
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -156,19 +157,32 @@ def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
     assert v.ok, v.problems
     assert v.documents == rm["totals"]["documents"]
 
-    # A rerun finds every shard complete and rewrites only the run manifest; it deletes the
-    # temporary a killed writer left and a shard no longer produced (other options, old input).
+    # A rerun finds every shard complete and rewrites only the run manifest. It deletes the
+    # temporary of the killed run whose lock it takes over and a shard its manifests list but
+    # no longer produce (an old version of an input); it keeps files it cannot prove are its
+    # own, even with a temporary's or a shard's name.
     shard_objects = {p: d for p, d in memfs.objects.items() if not p.endswith("/manifest.json")}
-    _put(f"{out}/.tmp-a-0123456789-0000000000-0000000001.parquet.77.abcdef12", b"partial")
-    stale = "a-0123456789-0000000000-0000000001"
-    for name in (f"{stale}.parquet", f"{stale}.manifest.json", f"rejects/{stale}.parquet"):
+    dead = {"pid": 2 ** 22 + 7, "pid_start": 1, "host": socket.gethostname(), "started": 0,
+            "run_id": "deadbeef0000"}
+    _put(f"{out}/_corpustok.lock", json.dumps(dead).encode())
+    _put(f"{out}/.tmp-corpustok-deadbeef0000-x.parquet.abcdef12", b"partial")
+    users = {f"{out}/.tmp-mine": b"user", f"{out}/a-0123456789-0000000000-0000000001.parquet":
+             b"user", f"{out}/rejects/.tmp-notes": b"user"}
+    for path, data in users.items():
+        _put(path, data)
+    old = json.loads(memfs.objects[f"{out}/{rm['shards'][0]['shard']}.manifest.json"][0])
+    stale = dict(old, shard="a-0123456789-00000000-0000000000-0000000001",
+                 file="a-0123456789-00000000-0000000000-0000000001.parquet")
+    for name in (stale["file"], f"rejects/{stale['file']}"):
         _put(f"{out}/{name}", b"old")
+    _put(f"{out}/{stale['shard']}.manifest.json", json.dumps(stale).encode())
     _forget_options()
     again = tokenize(patterns, out, f"{ROOT}/tok/gpt2.json", **kw)
     assert again.counters.get("shards_skipped") == rm["totals"]["shards"]
     assert again.counters.get("shards_written", 0) == 0
-    assert {p: d for p, d in memfs.objects.items() if not p.endswith("/manifest.json")} \
-        == shard_objects
+    assert again.manifest["superseded"] == [stale["shard"]]
+    left = {p: d[0] for p, d in memfs.objects.items() if not p.endswith("/manifest.json")}
+    assert left == {**{p: d[0] for p, d in shard_objects.items()}, **users}
 
 
 def test_train_remote_equals_local(memfs, options, tmp_path):

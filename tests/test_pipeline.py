@@ -16,6 +16,7 @@ import pytest
 import zstandard
 
 from corpustok.demo import sample_path
+from corpustok.pipeline.outdir import config_hash
 from corpustok.pipeline.read import shard_name
 from corpustok.pipeline.run import RunResult, tokenize
 from corpustok.pipeline.verify import verify_shards
@@ -222,7 +223,8 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory, gpt2_file, hf_ids
         assert r.manifest["totals"]["tokens"] == sum(len(hf_ids(expect[k][1])) + 1
                                                      for k in kept)
         for e in r.manifest["shards"]:  # deterministic names from input file and row range
-            assert e["shard"] == shard_name(e["source"], *e["rows"])
+            assert e["shard"] == shard_name(e["source"], *e["rows"],
+                                            config_hash(r.manifest["config"]))
             assert os.path.exists(os.path.join(folder, e["file"]))
     totals = results[0].manifest["totals"]
     assert totals["rejects"] == {"bad_json": 1, "bad_record": 3, "empty_text": 1, "null_text": 2}
@@ -306,7 +308,6 @@ def test_teststream_streaming_run(corpus, gpt2_file, hf_ids, tmp_path):
     import corpustok
 
     from corpustok.pipeline.read import read_documents
-    from corpustok.pipeline.shards import config_hash
     from corpustok.pipeline.transforms import Tokenize, WriteTokenShards
 
     files, expect = corpus
@@ -323,7 +324,8 @@ def test_teststream_streaming_run(corpus, gpt2_file, hf_ids, tmp_path):
                 | beam.ParDo(Tokenize(functools.partial(corpustok.load, gpt2_file)))  # a factory
                 | WriteTokenShards(out, "test", config_hash({}))
                 | beam.Map(lambda e: (e["shard"], e["documents"])))
-        assert_that(docs, equal_to([(b.name, b.table.num_rows) for b in batches]))
+        assert_that(docs, equal_to([(shard_name(b.source, b.start, b.stop, config_hash({})),
+                                     b.table.num_rows) for b in batches]))
     rows = _shard_rows(out)
     assert {k: v[0] for k, v in rows.items()} == {
         k: hf_ids(w[1]) for k, w in expect.items() if k[0] == files[3]}
@@ -449,8 +451,9 @@ def test_100mb_document_is_tokenized_in_bounded_memory(gpt2_file, tmp_path):
     assert tok.decode(rows["big"]["tokens"]) == big
 
 
-def test_rerun_with_other_options_or_changed_input_leaves_no_stale_shards(gpt2_file, hf_ids,
+def test_other_options_refuse_or_overwrite_and_changed_inputs_are_replaced(gpt2_file, hf_ids,
                                                                           tmp_path):
+    from corpustok.pipeline.outdir import OtherJob
     src = tmp_path / "in.jsonl"
     texts = _sample_texts()[:40]
     src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
@@ -462,16 +465,24 @@ def test_rerun_with_other_options_or_changed_input_leaves_no_stale_shards(gpt2_f
 
     first = tokenize([str(src)], out, gpt2_file, shard_bytes=2_000)
     assert first.manifest["totals"]["shards"] > 1
-    second = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000)  # other shard size
+    before = sorted(os.listdir(out))
+    with pytest.raises(OtherJob, match="--overwrite"):  # other shard size: another job
+        tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000)
+    assert sorted(os.listdir(out)) == before  # refused before touching anything
+    second = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, mode="overwrite")
+    old = {e["file"] for e in first.manifest["shards"]}
+    assert {os.path.basename(p) for p in second.removed} >= old | {"manifest.json"}
     files, rows = rows_in_folder()
     assert len(files) == second.manifest["totals"]["shards"] == 1
     assert rows == second.manifest["totals"]["documents"] == len(texts)
     assert not os.path.isdir(os.path.join(out, "rejects"))
-    third = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, write_rejects=True)
+    third = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, write_rejects=True,
+                     mode="overwrite")
     assert third.counters.get("shards_written") == 1  # --rejects changes the output: redone
 
     src.write_text(json.dumps({"id": 0, "text": "changed text"}) + "\n")  # same path, new rows
     fourth = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, write_rejects=True)
+    assert fourth.manifest["superseded"] == [e["shard"] for e in third.manifest["shards"]]
     files, rows = rows_in_folder()
     assert len(files) == 1 and rows == fourth.manifest["totals"]["documents"] == 1
     table = pq.read_table(os.path.join(out, files[0]))

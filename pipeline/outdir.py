@@ -1,0 +1,369 @@
+"""Who owns an output folder, and what a run may delete in it.
+
+An output folder belongs to one job: its configuration (the tokenizer and every option that
+changes a shard's bytes or which shards exist) and its inputs, recorded in ``_job.json`` by the
+first run. The rules a run follows:
+
+* One run at a time. ``_corpustok.lock`` is held with an exclusive ``flock`` for the whole run
+  and says who holds it (pid, host, start time, run id). The kernel drops a flock when its
+  process dies, so the lock of a killed run is stale by construction and the next run takes it
+  over; a second run while one is alive refuses, naming the holder. On object stores, which
+  have no locks, the lock object is advisory: a lock of this host whose process is gone is
+  stale, any other one refuses until it is deleted.
+* A run deletes only files it can prove are its own job's: temporaries named with its run id
+  or with the id of the killed run whose lock it took over, and the shard files, entries and
+  rejects listed in this folder's manifests (``manifest.json``, ``<shard>.manifest.json``).
+  Nothing is deleted by name pattern alone.
+* Another job refuses, unless ``overwrite`` (the old job's listed files are removed, and
+  named) or ``append`` (the same configuration with more inputs). A job that has no shards
+  yet is replaced without asking: nothing of it is lost. Within a job, the shards of
+  inputs that changed since are replaced when the run completes (see ``shards.remove_stale``).
+* ``--out`` equal to or inside a folder the inputs are searched in is refused: a later run
+  would read the job's own files as input.
+"""
+import errno
+import fcntl
+import glob
+import hashlib
+import json
+import os
+import socket
+import time
+import uuid
+
+from corpustok.schemas import MANIFEST_FORMAT, check_shard_entry
+
+from . import files
+
+JOB_FILE = "_job.json"
+LOCK_FILE = "_corpustok.lock"
+JOB_FORMAT = "corpustok-job"
+RUN_MANIFEST = "manifest.json"
+ENTRY_SUFFIX = ".manifest.json"
+REJECTS_DIR = "rejects"
+# What makes a folder unwritable for a whole run, rather than one bad input.
+NOT_WRITABLE = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT)
+
+
+def config_hash(config: dict) -> str:
+    """Hash of a job's configuration (everything that changes a shard's bytes or the set of
+    shards): names the job in its shard names, entries and manifest."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class OutputInUse(ValueError):
+    """Another live run holds the output folder."""
+
+
+class OtherJob(ValueError):
+    """The output folder holds another job's shards."""
+
+
+class OutputNotWritable(OSError):
+    """The output folder cannot be written (read-only, no permission, disk or quota full)."""
+
+
+def not_writable(e: BaseException):
+    """The :class:`OutputNotWritable` that ``e`` (or an error it was raised from) stands for,
+    or None."""
+    while e is not None:
+        if isinstance(e, OSError) and e.errno in NOT_WRITABLE:
+            return e if isinstance(e, OutputNotWritable) else \
+                OutputNotWritable(e.errno, e.strerror, e.filename)
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def check_out_dir(out_dir, patterns, paths):
+    """Raise ValueError when ``out_dir`` is equal to or inside a folder the input patterns
+    search (a glob's fixed folder; any folder below it for ``**``), or holds an input."""
+    if files.is_remote(out_dir):
+        return
+    out = os.path.realpath(out_dir)
+
+    def inside(folder, deep):
+        folder = os.path.realpath(folder or ".")
+        return out == folder or (deep and out.startswith(folder.rstrip(os.sep) + os.sep))
+
+    for pat in patterns:
+        if files.is_remote(pat) or not glob.has_magic(pat) or os.path.isfile(pat):
+            continue
+        fixed = []
+        for part in pat.split(os.sep):
+            if glob.has_magic(part):
+                break
+            fixed.append(part)
+        folder = os.sep.join(fixed) if fixed != [""] else os.sep
+        if inside(folder, "**" in pat):
+            raise ValueError(f"--out {files.shown(out_dir)} is inside the folder the input "
+                             f"{files.shown(pat)!r} searches: a later run would read the job's "
+                             "own files as input; choose an output folder outside it")
+    for p in paths:
+        if not files.is_remote(p) and os.path.realpath(p).startswith(out.rstrip(os.sep) + os.sep):
+            raise ValueError(f"input {files.shown(p)} is inside --out {files.shown(out_dir)}; "
+                             "choose an output folder that holds no input")
+
+
+def _process_start(pid):
+    """Start time of process ``pid`` in clock ticks since boot (Linux), or None: tells a live
+    process from a later one that reuses its pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(holder):
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return True  # cannot tell from here
+    start = _process_start(pid)
+    return start is not None and start == holder.get("pid_start", start)
+
+
+def _busy(out_dir, holder):
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(holder.get("started", 0)))
+    return OutputInUse(
+        f"{files.shown(out_dir)} is in use by another corpustok run (pid {holder.get('pid')} "
+        f"on {holder.get('host')}, started {started}); wait for it to end or choose another "
+        f"--out (if no such run exists, delete {files.join(out_dir, LOCK_FILE)})")
+
+
+def _parse(blob):
+    try:
+        value = json.loads(blob)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class _LocalLock:
+    """An exclusive flock on the lock file, whose content names the holder."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    def acquire(self, out_dir, me):
+        """Take the lock; returns what the previous (dead) holder wrote, or None."""
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                with open(self.path, "rb") as f:
+                    holder = _parse(f.read()) or {}
+                os.close(fd)
+                raise _busy(out_dir, holder) from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:  # the file was unlinked by a run that ended as we opened it
+                os.close(fd)
+                continue
+            previous = _parse(os.pread(fd, 1 << 16, 0))
+            blob = json.dumps(me).encode()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, blob, 0)
+            os.fsync(fd)  # the first write of the run: a full or read-only disk shows here
+            self.fd = fd
+            return previous
+
+    def release(self):
+        if self.fd is not None:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+            os.close(self.fd)
+            self.fd = None
+
+
+class _RemoteLock:
+    """An advisory lock object (object stores have no locks)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.held = False
+
+    def acquire(self, out_dir, me):
+        previous = None
+        if files.exists(self.path):
+            previous = _parse(files.read_bytes(self.path)) or {}
+            if _alive(previous):
+                raise _busy(out_dir, previous)
+        files.write_atomic(self.path, lambda f: f.write(json.dumps(me).encode()),
+                           run_id=me["run_id"])
+        self.held = True
+        return previous
+
+    def release(self):
+        if self.held:
+            files.remove([self.path])
+            self.held = False
+
+
+def read_entries(out_dir):
+    """Every valid shard entry in ``out_dir`` (``<shard>.manifest.json`` files)."""
+    found = []
+    for f in files.listdir(out_dir):
+        if f.endswith(ENTRY_SUFFIX) and f != RUN_MANIFEST:
+            try:
+                entry = json.loads(files.read_bytes(files.join(out_dir, f)))
+                check_shard_entry(entry)
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+            if entry["shard"] + ENTRY_SUFFIX == f:
+                found.append(entry)
+    return found
+
+
+def read_run_manifest(out_dir):
+    """The folder's run manifest as a dict, or None (absent or not ours)."""
+    try:
+        m = _parse(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
+    except OSError:
+        return None
+    return m if m and m.get("format") == MANIFEST_FORMAT else None
+
+
+def listed_files(out_dir, entries):
+    """Paths of the files ``entries`` name that exist: shard, rejects, entry."""
+    present = set(files.listdir(out_dir))
+    rejected = set(files.listdir(files.join(out_dir, REJECTS_DIR)))
+    paths = []
+    for e in entries:
+        name, file = e["shard"], e["file"]
+        if file in present:
+            paths.append(files.join(out_dir, file))
+        if file in rejected:
+            paths.append(files.join(out_dir, REJECTS_DIR, file))
+        if name + ENTRY_SUFFIX in present:
+            paths.append(files.join(out_dir, name + ENTRY_SUFFIX))
+    return paths
+
+
+def job_entries(out_dir):
+    """The shard entries this folder's manifests list (run manifest and entry files), by
+    shard name."""
+    by_name = {e["shard"]: e for e in read_entries(out_dir)}
+    manifest = read_run_manifest(out_dir) or {}
+    for e in manifest.get("shards", []):
+        if isinstance(e, dict) and isinstance(e.get("shard"), str) and \
+                isinstance(e.get("file"), str):
+            by_name.setdefault(e["shard"], e)
+    return by_name
+
+
+class OutputClaim:
+    """A run's hold on its output folder (a context manager): the lock, the job record and
+    the cleanup a run may do at its start. After ``__enter__``: ``run_id``, ``inputs`` (the
+    job's inputs: with ``append``, the earlier ones too), ``removed`` (files of the previous
+    job that ``overwrite`` deleted) and ``previous`` (shard names the folder held)."""
+
+    def __init__(self, out_dir, config, config_id, inputs, mode=None):
+        if mode not in (None, "append", "overwrite"):
+            raise ValueError(f"mode must be None, 'append' or 'overwrite', got {mode!r}")
+        self.out_dir = out_dir
+        self.config = config
+        self.config_id = config_id
+        self.inputs = list(inputs)
+        self.mode = mode
+        self.run_id = uuid.uuid4().hex[:12]
+        self.removed = []
+        self.previous = set()
+        remote = files.is_remote(out_dir)
+        self._lock = (_RemoteLock if remote else _LocalLock)(files.join(out_dir, LOCK_FILE))
+
+    def __enter__(self):
+        try:
+            files.makedirs(self.out_dir)
+            me = {"pid": os.getpid(), "pid_start": _process_start(os.getpid()),
+                  "host": socket.gethostname(), "started": time.time(), "run_id": self.run_id}
+            stale = self._lock.acquire(self.out_dir, me)
+        except OSError as e:
+            raise (not_writable(e) or e) from e
+        try:
+            if stale and isinstance(stale.get("run_id"), str):
+                self._remove_temporaries(stale["run_id"])
+            self._settle_job()
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._remove_temporaries(self.run_id)
+        self._lock.release()
+
+    def _remove_temporaries(self, run_id):
+        prefix = files.temp_prefix(run_id)
+        for folder in (self.out_dir, files.join(self.out_dir, REJECTS_DIR)):
+            files.remove(files.join(folder, f) for f in files.listdir(folder)
+                         if f.startswith(prefix))
+
+    def _previous_job(self):
+        """``(config_id, inputs)`` of the job the folder holds, or None."""
+        try:
+            job = _parse(files.read_bytes(files.join(self.out_dir, JOB_FILE)))
+        except OSError:
+            job = None
+        if job and job.get("format") == JOB_FORMAT:
+            return job.get("config_id"), job.get("inputs", [])
+        manifest = read_run_manifest(self.out_dir)  # a folder written before _job.json
+        if manifest:
+            sources = sorted({e.get("source") for e in manifest.get("shards", [])})
+            return config_hash(manifest.get("config", {})), sources
+        return None
+
+    def _settle_job(self):
+        entries = job_entries(self.out_dir)
+        self.previous = set(entries)
+        previous = self._previous_job()
+        shown = [files.shown(p) for p in self.inputs]
+        if previous is None and entries:  # entries without a job record (an older version)
+            configs = {e.get("config") for e in entries.values()}
+            previous = (configs.pop() if len(configs) == 1 else None,
+                        sorted({e.get("source") for e in entries.values()}))
+        if previous is not None:
+            old_config, old_inputs = previous
+            if self.mode == "overwrite" or not entries:  # a job without shards loses nothing
+                self._remove_job(entries)
+            elif old_config != self.config_id:
+                raise OtherJob(
+                    f"{files.shown(self.out_dir)} holds the shards of a job with another "
+                    "tokenizer or other options; use --overwrite to replace them (the files "
+                    "removed are listed) or choose another --out")
+            elif set(old_inputs) != set(shown):
+                if self.mode != "append":
+                    added = len(set(shown) - set(old_inputs))
+                    missing = len(set(old_inputs) - set(shown))
+                    raise OtherJob(
+                        f"{files.shown(self.out_dir)} holds a job over other inputs ({added} "
+                        f"new, {missing} of its inputs not given); --append adds inputs to "
+                        "that job, --overwrite replaces it, or choose another --out")
+                gone = [p for p in old_inputs if not files.exists(files.unshown(p))]
+                if gone:
+                    raise OtherJob(f"--append: {len(gone)} input(s) of the job in "
+                                   f"{files.shown(self.out_dir)} no longer exist (first: "
+                                   f"{gone[0]}); use --overwrite to start the job anew")
+                extra = [files.unshown(p) for p in old_inputs if p not in set(shown)]
+                self.inputs = sorted(self.inputs + extra)
+                shown = [files.shown(p) for p in self.inputs]
+        job = {"format": JOB_FORMAT, "config_id": self.config_id, "config": self.config,
+               "inputs": shown}
+        text = json.dumps(job, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        files.write_atomic(files.join(self.out_dir, JOB_FILE),
+                           lambda f: f.write(text.encode("utf-8")), run_id=self.run_id)
+
+    def _remove_job(self, entries):
+        paths = listed_files(self.out_dir, entries.values())
+        for name in (RUN_MANIFEST, JOB_FILE):
+            if name in files.listdir(self.out_dir) and \
+                    (name != RUN_MANIFEST or read_run_manifest(self.out_dir)):
+                paths.append(files.join(self.out_dir, name))
+        files.remove(paths)
+        self.removed = paths
+        self.previous = set()
