@@ -15,8 +15,10 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import textwrap
 import traceback
+from contextlib import contextmanager
 
 from . import files
 from .workers import keep_freed_memory
@@ -174,13 +176,15 @@ def _parser():
 def _cmd_tokenize(args, beam_args):
     from .run import summary, tokenize
     _on_interrupt(args.out)
-    result = tokenize(args.inputs, args.out, args.tokenizer,
-                      id_column=None if args.no_id else args.id_column,
-                      text_column=args.text_column, bos=args.bos, eos=args.eos,
-                      shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
-                      max_doc_bytes=int(args.max_doc_mb * 1e6), write_rejects=args.rejects,
-                      beam_args=beam_args, workers=args.workers,
-                      progress=not args.no_progress, mode=args.mode)
+    with _worker_log() as log:
+        result = tokenize(args.inputs, args.out, args.tokenizer,
+                          id_column=None if args.no_id else args.id_column,
+                          text_column=args.text_column, bos=args.bos, eos=args.eos,
+                          shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
+                          max_doc_bytes=int(args.max_doc_mb * 1e6),
+                          write_rejects=args.rejects, beam_args=beam_args,
+                          workers=args.workers, progress=not args.no_progress, mode=args.mode,
+                          worker_log=log)
     for path in result.removed:
         print(f"corpustok tokenize: removed {files.shown(path)} (previous job, --overwrite)",
               file=sys.stderr)
@@ -194,6 +198,23 @@ def _cmd_tokenize(args, beam_args):
               file=sys.stderr)
         code = EXIT_INPUT_ERRORS
     return code
+
+
+@contextmanager
+def _worker_log():
+    """A temporary file for the output of local worker processes: removed when the job ends
+    well, kept and named when it fails."""
+    fd, path = tempfile.mkstemp(prefix="corpustok-workers-", suffix=".log")
+    os.close(fd)
+    try:
+        yield path
+    except BaseException:
+        if os.path.getsize(path):
+            print(f"corpustok: the worker processes' output is in {path}", file=sys.stderr)
+            raise
+        os.remove(path)
+        raise
+    os.remove(path)
 
 
 def _entries(out_dir):

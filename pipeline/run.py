@@ -87,8 +87,9 @@ def beam_options(beam_args=(), workers=None):
 def _worker_provision(options):
     """What the FnApiRunner tells the worker processes it starts: the job's options, which it
     otherwise leaves out (so a remote filesystem needing options, such as S3 with an endpoint,
-    failed in local workers), and a WARNING log level unless the user chose one (each worker
-    logged ~20 INFO lines about its gRPC channels). Options with number values stay out: the
+    failed in local workers), and a CRITICAL log level unless the user chose one (each worker
+    logged ~20 INFO lines about its gRPC channels, and every failure again, which the driver
+    reports itself). Options with number values stay out: the
     provision format turns numbers into floats, which option flags do not parse back, and
     workers need none of them."""
     from apache_beam.portability.api import beam_provision_api_pb2
@@ -100,7 +101,7 @@ def _worker_provision(options):
                                               all(isinstance(x, str) for x in v))
 
     opts = {k: v for k, v in options.get_all_options(drop_default=True).items() if plain(v)}
-    opts.setdefault("default_sdk_harness_log_level", "WARNING")
+    opts.setdefault("default_sdk_harness_log_level", "CRITICAL")
     struct = struct_pb2.Struct()
     struct.update({"options": opts})
     return ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(
@@ -193,7 +194,7 @@ class Progress:
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
              eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
              max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, beam_args=(),
-             workers=None, progress=False, mode=None) -> RunResult:
+             workers=None, progress=False, mode=None, worker_log=None) -> RunResult:
     """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
@@ -202,7 +203,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     or ``"append"`` (the same tokenizer and options, more inputs): see ``outdir``. Raises
     ValueError for bad arguments (no matching input, malformed tokenizer, unknown BOS/EOS
     token, a folder in use or holding another job) and ``outdir.OutputNotWritable`` when the
-    folder cannot be written.
+    folder cannot be written. ``worker_log``: a file that local worker processes write their
+    output to (default: the caller's stderr).
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -230,7 +232,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
                            max_doc_bytes=max_doc_bytes, write_rejects=write_rejects,
                            run_id=claim.run_id)
         try:
-            with local_workers_env(), (Progress(out_dir) if progress else nullcontext()):
+            with local_workers_env(worker_log), \
+                    (Progress(out_dir) if progress else nullcontext()):
                 result = p.run()
                 result.wait_until_finish()
         except Exception as e:

@@ -38,15 +38,17 @@ import signal
 import subprocess
 from contextlib import contextmanager
 
-ALLOCATOR_ENV = {"MIMALLOC_PURGE_DELAY": "-1"}
+# gRPC's C core logs an INFO line each time a process forks while its threads run (every
+# local worker start); ERROR keeps its real failures.
+PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR"}
 WORKER_MARK = "CORPUSTOK_DRIVER_PID"
-WORKER_ENV = {**ALLOCATOR_ENV, "PYTHONSAFEPATH": "1"}
+WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
 
 
 def keep_freed_memory():
-    """Apply :data:`ALLOCATOR_ENV` to this process (if pyarrow is not loaded yet) and to every
+    """Apply :data:`PROCESS_ENV` to this process (if pyarrow is not loaded yet) and to every
     process it starts from now on."""
-    for key, value in ALLOCATOR_ENV.items():
+    for key, value in PROCESS_ENV.items():
         os.environ.setdefault(key, value)
 
 
@@ -68,35 +70,45 @@ def _parent_death_signal():
 
 class _WorkerLauncher:
     """The ``subprocess`` module as Beam's worker launcher sees it, except that ``Popen`` of
-    a shell command execs it, in a new session, with a parent-death signal."""
+    a shell command execs it, in a new session, with a parent-death signal, its output going
+    to ``log`` (a binary file object) when one is given."""
+
+    def __init__(self, log=None):
+        self._log = log
 
     def __getattr__(self, name):
         return getattr(subprocess, name)
 
-    @staticmethod
-    def Popen(args, **kw):  # noqa: N802 - the name Beam calls
+    def Popen(self, args, **kw):  # noqa: N802 - the name Beam calls
         if kw.get("shell") and isinstance(args, str):
             args = "exec " + args
         kw.setdefault("start_new_session", True)
         kw.setdefault("preexec_fn", _parent_death_signal())
+        if self._log is not None:
+            kw.setdefault("stdout", self._log)
+            kw.setdefault("stderr", self._log)
         return subprocess.Popen(args, **kw)
 
 
 @contextmanager
-def local_workers_env():
+def local_workers_env(log=None):
     """Apply :data:`WORKER_ENV` to the processes started inside the block only (Beam's local
     workers), leaving the caller's environment as it was; they are started by
-    :class:`_WorkerLauncher`."""
+    :class:`_WorkerLauncher`, writing their output to the file ``log`` if given (Beam's worker
+    prints every failed bundle's traceback, which the driver reports again anyway)."""
     from apache_beam.runners.portability import local_job_service
     saved = {key: os.environ.get(key) for key in (*WORKER_ENV, WORKER_MARK)}
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
     os.environ[WORKER_MARK] = str(os.getpid())
     launcher = local_job_service.subprocess
-    local_job_service.subprocess = _WorkerLauncher()
+    log_file = None if log is None else open(log, "ab")
+    local_job_service.subprocess = _WorkerLauncher(log_file)
     try:
         yield
     finally:
+        if log_file is not None:
+            log_file.close()
         local_job_service.subprocess = launcher
         for key, value in saved.items():
             if value is None:

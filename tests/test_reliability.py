@@ -416,3 +416,22 @@ def test_claim_modes_are_checked(tmp_path):
     with pytest.raises(ValueError, match="mode"):
         OutputClaim(str(tmp_path), {}, "x" * 16, [], mode="merge")
     assert issubclass(OtherJob, ValueError)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tmpfs")
+def test_disk_full_with_two_workers_is_one_line(gpt2_file, tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(small)],
+                      capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        src = _busy_input(tmp_path)
+        p = cli("tokenize", src, "--tokenizer", gpt2_file, "--out", small / "out", "--workers",
+                "2", "--shard-mb", "0.2", "--no-progress")
+        lines = [line for line in p.stderr.splitlines() if "apitools" not in line]
+        assert p.returncode == 4, p.stderr
+        assert "Traceback" not in p.stderr and len(lines) <= 2, p.stderr
+        assert "No space left on device" in lines[-1]
+    finally:
+        subprocess.run(["umount", str(small)])

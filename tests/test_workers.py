@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from corpustok.pipeline.workers import (ALLOCATOR_ENV, WORKER_ENV, keep_freed_memory,
+from corpustok.pipeline.workers import (PROCESS_ENV, WORKER_ENV, keep_freed_memory,
                                         local_workers_env)
 from conftest import TEST_DATA
 
@@ -52,7 +52,7 @@ def test_cli_sets_it_before_pyarrow_loads(clean_env):
     vocab = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
     out = subprocess.run([sys.executable, "-c", code, vocab], capture_output=True, text=True,
                          check=True).stdout.strip().splitlines()
-    assert out[-1] == repr([ALLOCATOR_ENV[KEY]])
+    assert out[-1] == repr([PROCESS_ENV[KEY]])
 
 
 def test_workers_run_next_to_a_folder_named_like_the_package(tmp_path):
