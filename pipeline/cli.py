@@ -175,8 +175,7 @@ def _parser():
 
 def _cmd_tokenize(args, beam_args):
     from .run import summary, tokenize
-    _on_interrupt(args.out)
-    with _worker_log() as log:
+    with _worker_log(args.workers) as log:
         result = tokenize(args.inputs, args.out, args.tokenizer,
                           id_column=None if args.no_id else args.id_column,
                           text_column=args.text_column, bos=args.bos, eos=args.eos,
@@ -200,21 +199,35 @@ def _cmd_tokenize(args, beam_args):
     return code
 
 
+_TEMPORARY = []  # files of this process to remove if a signal ends it
+
+
 @contextmanager
-def _worker_log():
-    """A temporary file for the output of local worker processes: removed when the job ends
-    well, kept and named when it fails."""
+def _worker_log(workers):
+    """A temporary file for the output of local worker processes (None without any): kept and
+    named when the job fails in a way the one-line messages do not explain (exit 3), removed
+    otherwise."""
+    if not workers or workers < 2:
+        yield None
+        return
     fd, path = tempfile.mkstemp(prefix="corpustok-workers-", suffix=".log")
     os.close(fd)
+    _TEMPORARY.append(path)
     try:
         yield path
-    except BaseException:
-        if os.path.getsize(path):
+    except Exception as e:
+        if _explained(e) or not os.path.getsize(path):
+            os.remove(path)
+        else:
             print(f"corpustok: the worker processes' output is in {path}", file=sys.stderr)
-            raise
+        raise
+    except BaseException:
         os.remove(path)
         raise
-    os.remove(path)
+    else:
+        os.remove(path)
+    finally:
+        _TEMPORARY.remove(path)
 
 
 def _entries(out_dir):
@@ -225,18 +238,25 @@ def _entries(out_dir):
         return set()
 
 
-def _on_interrupt(out_dir):
-    """On SIGINT/SIGTERM: one line saying how far the run got, then exit 130/143 at once.
-    Every file is written atomically and the workers end with this process, so what is left
-    is whole shards and temporaries the next run deletes; a rerun resumes."""
-    before = _entries(out_dir)
+def _on_interrupt(command, out_dir=None):
+    """On SIGINT/SIGTERM: one line (for ``tokenize``, how many shards this run finished),
+    then exit 130/143 at once. Every file is written atomically and the workers end with this
+    process, so what is left is whole files and temporaries the next run deletes; a rerun of
+    the same command resumes."""
+    before = _entries(out_dir) if out_dir is not None else set()
 
     def stop(signum, frame):
-        done = len(_entries(out_dir) - before)
         name = signal.Signals(signum).name
-        sys.stderr.write(f"\ncorpustok tokenize: interrupted ({name}) after {done} new "
-                         "shard(s); rerun the same command to resume\n")
+        done = "" if out_dir is None else \
+            f" after {len(_entries(out_dir) - before)} new shard(s)"
+        sys.stderr.write(f"\ncorpustok {command}: interrupted ({name}){done}; rerun the same "
+                         "command to resume\n")
         sys.stderr.flush()
+        for path in _TEMPORARY:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
         os._exit(128 + signum)
 
     signal.signal(signal.SIGINT, stop)
@@ -303,14 +323,18 @@ class _QuietOptionalDeps(logging.Filter):
         return "apitools not found" not in record.getMessage()
 
 
-def main(argv=None):
-    """Entry point of the ``corpustok`` command; returns the exit code."""
+def main(argv=None, handle_signals=False):
+    """Entry point of the ``corpustok`` command; returns the exit code. ``handle_signals``:
+    SIGINT and SIGTERM end the process with one line (the console script; not for callers
+    that run it inside their own process)."""
     keep_freed_memory()  # before anything loads pyarrow: see corpustok.pipeline.workers
     logging.getLogger().addFilter(_QuietOptionalDeps())
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("tokenize", "train"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if handle_signals:
+        _on_interrupt(args.command, args.out if args.command == "tokenize" else None)
     try:
         if args.command == "tokenize":
             return _cmd_tokenize(args, extra)
@@ -326,6 +350,12 @@ def main(argv=None):
         return _cmd_main(args)
     except Exception as e:  # noqa: BLE001 - the one place that maps errors to exit codes
         return _exit_code(args.command, e)
+
+
+def _explained(e):
+    """Whether ``e`` gets a one-line message (exit 2 or 4) rather than a traceback."""
+    from .outdir import not_writable
+    return not_writable(e) is not None or isinstance(e, (ValueError, TypeError, OSError))
 
 
 def _exit_code(command, e):
@@ -350,7 +380,7 @@ def _exit_code(command, e):
 def run():
     """The console script: :func:`main`, then ``gc.freeze()`` as the process is about to end,
     so that Python's exit skips walking every Beam and Numba object once more (0.1-0.25 s)."""
-    code = main()
+    code = main(handle_signals=True)
     gc.freeze()
     return code
 

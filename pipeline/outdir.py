@@ -329,7 +329,10 @@ class OutputClaim:
                         sorted({e.get("source") for e in entries.values()}))
         if previous is not None:
             old_config, old_inputs = previous
-            if self.mode == "overwrite" or not entries:  # a job without shards loses nothing
+            other = old_config != self.config_id or set(old_inputs) != set(shown)
+            if self.mode == "overwrite":
+                self.removed = self._remove_job(entries)
+            elif other and not entries:  # a job without shards loses nothing: replaced
                 self._remove_job(entries)
             elif old_config != self.config_id:
                 raise OtherJob(
@@ -365,5 +368,5 @@ class OutputClaim:
                     (name != RUN_MANIFEST or read_run_manifest(self.out_dir)):
                 paths.append(files.join(self.out_dir, name))
         files.remove(paths)
-        self.removed = paths
         self.previous = set()
+        return paths

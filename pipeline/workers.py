@@ -25,16 +25,15 @@ Lifetime: Beam starts each local worker through ``sh -c``, so a worker was the d
 grandchild and outlived it: a killed driver left workers writing shards for a while, and
 Ctrl-C in a terminal reached every worker (a traceback each). Beam has no option for it, so
 :func:`local_workers_env` gives Beam's worker launcher a ``Popen`` that makes the shell
-``exec`` the worker (a direct child of the driver), in a session of its own (a terminal's
-signals reach the driver alone), with the kernel's parent-death signal set to SIGKILL (Linux):
-a worker ends with the driver however the driver ends. What it was writing then is a
-temporary the next run deletes.
+``exec`` the worker (a direct child of the driver) in a session of its own (a terminal's
+signals reach the driver alone), through :mod:`corpustok.pipeline.worker_main`, which sets the
+kernel's parent-death signal to SIGKILL (Linux): a worker ends with the driver however the
+driver ends. What it was writing then is a temporary the next run deletes.
 
 A value the user set is kept.
 """
 import gc
 import os
-import signal
 import subprocess
 from contextlib import contextmanager
 
@@ -52,26 +51,11 @@ def keep_freed_memory():
         os.environ.setdefault(key, value)
 
 
-def _parent_death_signal():
-    """A ``preexec_fn`` giving the child SIGKILL when the driver thread that starts it ends
-    (Linux ``prctl(PR_SET_PDEATHSIG)``; kept across ``exec``), or None elsewhere. Built in
-    the parent: the child only makes the call."""
-    try:
-        import ctypes
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    pr_set_pdeathsig = 1
-
-    def set_signal():
-        prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    return set_signal
-
-
 class _WorkerLauncher:
     """The ``subprocess`` module as Beam's worker launcher sees it, except that ``Popen`` of
-    a shell command execs it, in a new session, with a parent-death signal, its output going
-    to ``log`` (a binary file object) when one is given."""
+    Beam's worker command execs :mod:`corpustok.pipeline.worker_main` in its place (a direct
+    child that dies with the driver), in a new session, its output going to ``log`` (a binary
+    file object) when one is given."""
 
     def __init__(self, log=None):
         self._log = log
@@ -80,10 +64,10 @@ class _WorkerLauncher:
         return getattr(subprocess, name)
 
     def Popen(self, args, **kw):  # noqa: N802 - the name Beam calls
-        if kw.get("shell") and isinstance(args, str):
-            args = "exec " + args
+        from .worker_main import BEAM_WORKER
+        if kw.get("shell") and isinstance(args, str) and args.endswith(f"-m {BEAM_WORKER}"):
+            args = "exec " + args[:-len(BEAM_WORKER)] + "corpustok.pipeline.worker_main"
         kw.setdefault("start_new_session", True)
-        kw.setdefault("preexec_fn", _parent_death_signal())
         if self._log is not None:
             kw.setdefault("stdout", self._log)
             kw.setdefault("stderr", self._log)
