@@ -1,12 +1,21 @@
 """Builders for the Fast WordPiece kernels: run once per vocabulary and option set.
 
-Plain Python and numpy (no I/O, no jit): the trie with failure links and compact failure pops,
-laid out as a double array over symbols, and the per-code-point E2E table that fuses BERT
-normalization and pre-tokenization. See ``kernels/wordpiece.py`` for the array layout.
-"""
-from collections import deque
+The trie with failure links and compact failure pops, laid out as a double array over symbols
+(see ``kernels/wordpiece.py`` for the layout), and the per-code-point E2E table that fuses BERT
+normalization and pre-tokenization. The trie passes are Numba functions over flat arrays (no
+Python object per node), so that vocabularies of millions of entries build in seconds.
 
+Time of :func:`build_trie` for ``C`` code points in the tokens and the suffix indicator (``N
+<= C + 1`` trie nodes, ``A`` symbols, ``L`` the longest token, ``P`` ids in the pop pool, ``S
+>= N`` double-array slots): O(C + A) expected to insert the keys (hashed transitions) and
+renumber the nodes; O((N + P) log A) for the failure links and pops, plus at most ``L`` links
+passed for each node that has no link (see :func:`_failures`); O(S log A) bases tried for the
+double array (see :func:`_place`), each at the cost of its first collision, with free-slot
+lookups amortized O(log S) at worst (path halving). ``P`` is part of the output, at most
+``N * L``. Memory O(C + S + P).
+"""
 import numpy as np
+from numba import njit
 
 from .wordpiece import (FAIL, KIND_EXPAND, KIND_ISOLATED, KIND_REMOVED, KIND_WS,
                         POP_LEN, POP_OFF, TOKEN)
@@ -21,88 +30,268 @@ def isolated(sym):
     return -((sym << 3) | KIND_ISOLATED)
 
 
-def _failure_structure(children, data, root, suffix_root):
-    """Failure links and pops (TF Text's BFS, Aho-Corasick style).
+@njit(nogil=True, cache=True)
+def _insert(syms, offs, n_syms):
+    """Trie of the keys ``syms[offs[k]:offs[k + 1]]``: key ``k`` is token id ``k``, except the
+    last (the suffix indicator), whose id is -1; a later key wins over an equal one.
 
-    ``children[u]``: dict symbol -> node; ``data[u]``: token id or -1. A node whose string is a
-    token pops that token and fails to the suffix root; any other node fails like its parent
-    followed by the same symbol, collecting the pops of the links skipped on the way. A node
-    whose pops equal its parent's shares the parent's run of the pool.
+    Node 0 is the root, the others are numbered as created; the child of ``u`` by symbol ``c``
+    is found through an open-addressing table keyed by ``(u, c)``. Returns ``(parent, sym,
+    data, suffix_node)``: ``data[u]`` = the id of the key ending at ``u`` or -1.
     """
-    n = len(children)
-    fail = np.full(n, -1, np.int64)
+    cap = len(syms) + 1
+    parent = np.empty(cap, np.int32)
+    sym = np.empty(cap, np.int32)
+    data = np.full(cap, -1, np.int32)
+    parent[0] = -1
+    sym[0] = 0
+    bits = 1
+    while (1 << bits) < cap + cap // 2:  # load factor under 2/3
+        bits += 1
+    table = np.full(1 << bits, -1, np.int32)
+    mask = (1 << bits) - 1
+    n_keys = len(offs) - 1
+    n = 1
+    u = 0
+    for k in range(n_keys):
+        u = 0
+        for j in range(offs[k], offs[k + 1]):
+            c = syms[j]
+            key = np.uint64(u * (n_syms + 1) + c)
+            h = np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+            while True:
+                w = table[h]
+                if w < 0:
+                    parent[n] = u
+                    sym[n] = c
+                    table[h] = n
+                    u = n
+                    n += 1
+                    break
+                if parent[w] == u and sym[w] == c:
+                    u = w
+                    break
+                h = (h + 1) & mask
+        if offs[k + 1] > offs[k]:
+            data[u] = k if k < n_keys - 1 else -1
+    return parent[:n], sym[:n], data[:n], u
+
+
+@njit(nogil=True, cache=True)
+def _bfs(parent, sym, data, n_syms, suffix_node):
+    """The trie renumbered in TF Text's BFS order (the root's subtree but for the suffix
+    root's, seeded with the root then the suffix root; children in symbol order), which the
+    failure pass needs and which makes the later passes walk the arrays in order.
+
+    Returns ``(parent, sym, data, child_off, child)``: the children of ``u``, in increasing
+    symbol order, are ``child[child_off[u]:child_off[u + 1]]``. The suffix root is node 1
+    (node 0 where the suffix indicator is empty).
+    """
+    n = len(sym)
+    # Children by parent in symbol order: counting sort by symbol, then stably by parent.
+    start = np.zeros(n_syms + 2, np.int64)
+    for v in range(1, n):
+        start[sym[v] + 1] += 1
+    for c in range(n_syms + 1):
+        start[c + 1] += start[c]
+    by_sym = np.empty(max(n - 1, 0), np.int32)
+    for v in range(1, n):
+        by_sym[start[sym[v]]] = v
+        start[sym[v]] += 1
+    off = np.zeros(n + 1, np.int64)
+    for v in range(1, n):
+        off[parent[v] + 1] += 1
+    for u in range(n):
+        off[u + 1] += off[u]
+    fill = off[:n].copy()
+    kids = np.empty(max(n - 1, 0), np.int32)
+    for v in by_sym:
+        kids[fill[parent[v]]] = v
+        fill[parent[v]] += 1
+    order = np.empty(n, np.int32)  # old number of each new node
+    rank = np.empty(n, np.int32)  # new number of each old node
+    order[0] = 0
+    tail = 1
+    if suffix_node != 0:
+        order[1] = suffix_node
+        tail = 2
+    for head in range(n):
+        u = order[head]
+        rank[u] = head
+        for i in range(off[u], off[u + 1]):
+            if kids[i] != suffix_node:
+                order[tail] = kids[i]
+                tail += 1
+    child_off = np.zeros(n + 1, np.int64)
+    child = np.empty(max(n - 1, 0), np.int32)
+    new_parent = np.empty(n, np.int32)
+    new_parent[0] = -1
+    for i in range(n):
+        u = order[i]
+        child_off[i + 1] = child_off[i] + off[u + 1] - off[u]
+        for j in range(off[u], off[u + 1]):
+            child[child_off[i] + j - off[u]] = rank[kids[j]]
+            new_parent[rank[kids[j]]] = i
+    return new_parent, sym[order], data[order], child_off, child
+
+
+@njit(nogil=True, cache=True)
+def _child(sym, child_off, child, u, c):
+    """Child of ``u`` by symbol ``c`` (binary search), or -1."""
+    lo, hi = child_off[u], child_off[u + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        s = sym[child[mid]]
+        if s == c:
+            return child[mid]
+        if s < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _reserve(a, need):
+    """``a`` itself, or a copy with room for ``need`` items (doubling keeps appends O(1))."""
+    if need <= len(a):
+        return a
+    out = np.empty(max(need, 2 * len(a)), a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _failures(sym, data, child_off, child, suffix_root):
+    """Failure links and pops, nodes taken in the BFS order of :func:`_bfs`.
+
+    A node whose string is a token pops that token and fails to the suffix root; any other
+    node fails like its parent followed by the same symbol, collecting the pops of the links
+    skipped on the way. A node whose pops equal its parent's shares the parent's run of the
+    pool. Every link passed but the last of a walk has pops, which go to the pool, so the walks
+    that end in a link cost O(N + P) in all; one that ends in none passes at most one link per
+    character of the node's string. Returns ``(fail, pop_off, pop_len, pool)`` by node.
+    """
+    n = len(sym)
+    fail = np.full(n, -1, np.int32)
     pop_off = np.zeros(n, np.int64)
-    pop_len = np.zeros(n, np.int64)
-    pool = []
-    seeds = [root] if suffix_root == root else [root, suffix_root]
-    queue = deque(seeds)
-    while queue:
-        u = queue.popleft()
-        for c in sorted(children[u]):
-            v = children[u][c]
+    pop_len = np.zeros(n, np.int32)
+    pool = np.empty(max(n, 16), np.int32)
+    size = 0
+    for u in range(n):
+        for i in range(child_off[u], child_off[u + 1]):
+            v = child[i]
             if v == suffix_root:
                 continue
-            queue.append(v)
             if data[v] >= 0:
                 fail[v] = suffix_root
-                pop_off[v] = len(pool)
+                pool = _reserve(pool, size + 1)
+                pop_off[v] = size
                 pop_len[v] = 1
-                pool.append(data[v])
+                pool[size] = data[v]
+                size += 1
                 continue
             z = fail[u]
-            extra = []
+            steps = 0
+            skipped = 0  # pops of the links passed
             while z >= 0:
-                nxt = children[z].get(c)
-                if nxt is not None:
+                nxt = _child(sym, child_off, child, z, sym[v])
+                if nxt >= 0:
                     fail[v] = nxt
                     break
-                extra.extend(pool[pop_off[z]:pop_off[z] + pop_len[z]])
+                steps += 1
+                skipped += pop_len[z]
                 z = fail[z]
             if fail[v] < 0:
                 continue
-            if not extra:
-                pop_off[v], pop_len[v] = pop_off[u], pop_len[u]
-            else:
-                pop_off[v] = len(pool)
-                pool.extend(pool[pop_off[u]:pop_off[u] + pop_len[u]])
-                pool.extend(extra)
-                pop_len[v] = len(pool) - pop_off[v]
-    return fail, pop_off, pop_len, np.array(pool, np.int32)
+            if skipped == 0:
+                pop_off[v] = pop_off[u]
+                pop_len[v] = pop_len[u]
+                continue
+            # A run of its own: u's pops, then those of the links passed, walked again.
+            pool = _reserve(pool, size + pop_len[u] + skipped)
+            pop_off[v] = size
+            pop_len[v] = pop_len[u] + skipped
+            for q in range(pop_len[u]):
+                pool[size] = pool[pop_off[u] + q]
+                size += 1
+            z = fail[u]
+            for _ in range(steps):
+                for q in range(pop_len[z]):
+                    pool[size] = pool[pop_off[z] + q]
+                    size += 1
+                z = fail[z]
+    return fail, pop_off, pop_len, pool[:size].copy()
 
 
-def _double_array(children, order):
-    """Slot of every node and base of every slot: first fit, children in one block."""
-    n = len(children)
-    slot = np.full(n, -1, np.int64)
-    slot[order[0]] = 0
-    used = np.zeros(1024, bool)
-    used[0] = True
-    base = {}
-    first_free = 1
-    for u in order:
-        if not children[u]:
+@njit(nogil=True, cache=True)
+def _free_from(nxt, x):
+    """Lowest free slot ``>= x``: ``nxt[s] == s`` iff slot ``s`` is free, a used slot points
+    higher (path halving keeps the walks short)."""
+    while nxt[x] != x:
+        nxt[x] = nxt[nxt[x]]
+        x = nxt[x]
+    return x
+
+
+@njit(nogil=True, cache=True)
+def _grow(nxt, need):
+    """``nxt`` covering slots ``0..need`` at least (new slots free)."""
+    if need < len(nxt) - 1:
+        return nxt
+    out = np.arange(max(need + 1, 2 * len(nxt)), dtype=np.int64)
+    out[:len(nxt)] = nxt
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _place(sym, child_off, child):
+    """Double-array layout, nodes in their order: the children of a node in one block at
+    ``base + symbol``, first fit over the free slots for the first child. Returns ``(slot,
+    base, size)`` (``base`` 0 for leaves).
+
+    A node with one child takes the lowest free slot at or above its symbol (one lookup), so
+    such nodes, most of a trie, fill the holes. Nodes with ``k >= 2`` children search from
+    where the last node of their size class (``k`` in ``(2^(j-1), 2^j]``) was placed, not from
+    the bottom: the search of a class only moves up, so it passes each free slot once, and
+    all searches together try O(size * log A) bases.
+    """
+    n = len(sym)
+    slot = np.zeros(n, np.int64)
+    base = np.zeros(n, np.int64)
+    nxt = _grow(np.arange(2, dtype=np.int64), n + 2 * np.max(sym) + 2)
+    nxt[0] = 1  # the root's slot
+    start = np.zeros(64, np.int64)  # per size class: where its last search ended
+    top = 0
+    for u in range(n):
+        lo, hi = child_off[u], child_off[u + 1]
+        if lo == hi:
             continue
-        syms = np.array(sorted(children[u]), np.int64)
-        while used[first_free]:
-            first_free += 1
-        lo = max(first_free, syms[0])
-        width = 64
-        while True:  # candidates: free slots for the first child, a growing window at a time
-            hi = lo + width
-            width *= 4
-            if hi + syms[-1] + 1 >= len(used):
-                used = np.concatenate([used, np.zeros(len(used) + hi + syms[-1] + 1, bool)])
-            cand = np.flatnonzero(~used[lo:hi]) + lo - syms[0]
-            ok = ~used[cand[:, None] + syms[None, :]].any(axis=1)
-            if ok.any():
-                b = int(cand[np.argmax(ok)])
+        s0, sk = np.int64(sym[child[lo]]), np.int64(sym[child[hi - 1]])
+        j = 0
+        while (1 << j) < hi - lo:
+            j += 1
+        f = _free_from(nxt, s0 if j == 0 else max(s0, start[j]))
+        while True:
+            b = f - s0
+            nxt = _grow(nxt, b + sk + 1)
+            fits = True
+            for i in range(lo + 1, hi):
+                s = b + sym[child[i]]
+                if nxt[s] != s:
+                    fits = False
+                    break
+            if fits:
                 break
-            lo = hi
-        used[b + syms] = True
+            f = _free_from(nxt, f + 1)
+        start[j] = f
         base[u] = b
-        for c, s in zip(syms.tolist(), (b + syms).tolist()):
-            slot[children[u][c]] = s
-    return slot, base, int(np.flatnonzero(used)[-1]) + 1
+        top = max(top, b + sk)
+        for i in range(lo, hi):
+            s = b + sym[child[i]]
+            nxt[s] = s + 1
+            slot[child[i]] = s
+    return slot, base, top + 1
 
 
 def build_trie(tokens, suffix):
@@ -113,58 +302,34 @@ def build_trie(tokens, suffix):
     points of the symbols ``1..A``. The empty token and the token equal to ``suffix`` are not
     keys (a word equal to ``suffix`` is answered by a precomputed result instead).
     """
-    ids = {}
-    for i, tok in enumerate(tokens):
-        ids[tok] = i
-    alphabet = sorted({ord(ch) for tok in ids for ch in tok} | {ord(ch) for ch in suffix})
-    sym = {cp: k + 1 for k, cp in enumerate(alphabet)}
-    children = [{}]
-    data = [-1]
-
-    def path(s):
-        u = 0
-        for ch in s:
-            c = sym[ord(ch)]
-            v = children[u].get(c)
-            if v is None:
-                v = len(children)
-                children.append({})
-                data.append(-1)
-                children[u][c] = v
-            u = v
-        return u
-
-    suffix_root = path(suffix)
-    for tok, i in ids.items():
-        if tok and tok != suffix:
-            data[path(tok)] = i
-    fail, pop_off, pop_len, pool = _failure_structure(children, data, 0, suffix_root)
-    order = [0]
-    queue = deque([0])
-    while queue:
-        u = queue.popleft()
-        for c in sorted(children[u]):
-            order.append(children[u][c])
-            queue.append(children[u][c])
-    slot, base, size = _double_array(children, order)
+    keys = list(tokens)
+    keys.append(suffix)
+    offs = np.zeros(len(keys) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, keys), np.int64, len(keys)), out=offs[1:])
+    cps = np.frombuffer("".join(keys).encode("utf-32-le", "surrogatepass"), np.uint32)
+    to_sym = np.zeros(N_CODEPOINTS, np.int32)
+    to_sym[cps] = 1
+    alphabet = np.flatnonzero(to_sym).astype(np.int32)
+    to_sym[alphabet] = np.arange(1, len(alphabet) + 1, dtype=np.int32)
+    parent, sym, data, suffix_node = _insert(to_sym[cps], offs, len(alphabet))
+    parent, sym, data, child_off, child = _bfs(parent, sym, data, len(alphabet), suffix_node)
+    suffix_root = 1 if suffix_node else 0
+    fail, pop_off, pop_len, pool = _failures(sym, data, child_off, child, suffix_root)
+    slot, base, size = _place(sym, child_off, child)
     m = size + len(alphabet) + 1
-    base_of = np.zeros(m, np.int64)
     check = np.full(m, -1, np.int64)
     check[0] = -2
+    check[slot[1:]] = slot[parent[1:]]
+    base_of = np.zeros(m, np.int64)
+    base_of[slot] = base
     info = np.zeros((m, 4), np.int32)
     info[:, FAIL] = -1
     info[:, TOKEN] = -1
-    for u in range(len(children)):
-        s = slot[u]
-        base_of[s] = base.get(u, 0)
-        info[s, FAIL] = slot[fail[u]] if fail[u] >= 0 else -1
-        info[s, POP_OFF] = pop_off[u]
-        info[s, POP_LEN] = pop_len[u]
-        info[s, TOKEN] = data[u]
-        for v in children[u].values():
-            check[slot[v]] = s
-    da = (check << 32) | base_of
-    return da, info, pool, np.array(alphabet, np.int32), int(slot[suffix_root])
+    info[slot, FAIL] = np.where(fail >= 0, slot[fail], -1)
+    info[slot, POP_OFF] = pop_off
+    info[slot, POP_LEN] = pop_len
+    info[slot, TOKEN] = data
+    return (check << 32) | base_of, info, pool, alphabet, int(slot[suffix_root])
 
 
 def two_level(full):
