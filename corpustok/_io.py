@@ -34,7 +34,13 @@ def open_binary(path: str, raw=None):
         # frame (documents vanish), Arrow's raises OSError, as gzip and lzma do. Buffered,
         # so lines can be iterated.
         import pyarrow as pa
-        stored = pa.OSFile(path) if raw is None else pa.PythonFile(raw, mode="r")
+        if raw is None:  # pyarrow opens only UTF-8 names itself
+            try:
+                stored = pa.OSFile(path.encode("utf-8").decode("utf-8"))
+            except UnicodeEncodeError:
+                stored = pa.PythonFile(open(path, "rb"), mode="r")
+        else:
+            stored = pa.PythonFile(raw, mode="r")
         return io.BufferedReader(pa.CompressedInputStream(stored, "zstd"), 1 << 20)
     return open(path, "rb") if raw is None else raw
 

@@ -183,12 +183,9 @@ def _cmd_tokenize(args, beam_args):
                           max_doc_bytes=int(args.max_doc_mb * 1e6),
                           write_rejects=args.rejects, beam_args=beam_args,
                           workers=args.workers, progress=not args.no_progress, mode=args.mode,
-                          worker_log=log)
-    for path in result.removed:
-        print(f"corpustok tokenize: removed {files.shown(path)} (previous job, --overwrite)",
-              file=sys.stderr)
+                          worker_log=log, on_remove=_say_removed)
     print(summary(result))
-    print(f"  output     {files.join(args.out, 'manifest.json')}")
+    print(f"  output     {files.shown(files.join(args.out, 'manifest.json'))}")
     code = EXIT_OK if result.ok else EXIT_INPUT_ERRORS
     if result.reject_fraction > args.max_reject_fraction:
         print(f"corpustok tokenize: {result.reject_fraction:.1%} of the rows read were "
@@ -200,6 +197,11 @@ def _cmd_tokenize(args, beam_args):
 
 
 _TEMPORARY = []  # files of this process to remove if a signal ends it
+
+
+def _say_removed(path):
+    print(f"corpustok tokenize: removed {files.shown(path)} (previous job, --overwrite)",
+          file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -243,15 +245,17 @@ def _on_interrupt(command, out_dir=None):
     then exit 130/143 at once. Every file is written atomically and the workers end with this
     process, so what is left is whole files and temporaries the next run deletes; a rerun of
     the same command resumes."""
+    if out_dir is not None and files.is_remote(out_dir):
+        out_dir = None  # no listing of an object store inside a signal handler
     before = _entries(out_dir) if out_dir is not None else set()
 
     def stop(signum, frame):
         name = signal.Signals(signum).name
         done = "" if out_dir is None else \
             f" after {len(_entries(out_dir) - before)} new shard(s)"
-        sys.stderr.write(f"\ncorpustok {command}: interrupted ({name}){done}; rerun the same "
-                         "command to resume\n")
-        sys.stderr.flush()
+        # os.write, not sys.stderr: the handler may run while the main thread is writing.
+        os.write(2, f"\ncorpustok {command}: interrupted ({name}){done}; rerun the same "
+                    "command to resume\n".encode())
         for path in _TEMPORARY:
             try:
                 os.remove(path)
@@ -360,7 +364,9 @@ def _explained(e):
 
 def _exit_code(command, e):
     """Say what went wrong in one line (a traceback for our own failures) and return the
-    exit code for ``e``."""
+    exit code for ``e``. Only :class:`~outdir.OutputNotWritable` (raised for the output
+    folder) and full or read-only file systems give 4; any other OSError is a bad argument
+    or input (2)."""
     from .outdir import not_writable
     full = not_writable(e)
     if full is not None:

@@ -12,6 +12,7 @@ place); every failure of a remote operation, whatever the client library raises,
 an ``OSError`` naming the path, so readers count it as an unreadable input instead of failing
 the job.
 """
+import fnmatch
 import functools
 import glob
 import io
@@ -94,15 +95,22 @@ class _Guarded(io.RawIOBase):
         super().close()
 
 
+def utf8_name(path: str) -> bool:
+    """Whether ``path`` is valid UTF-8 (pyarrow opens only such names itself)."""
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def shown(path: str) -> str:
     """``path`` as text that UTF-8 can hold (manifests, Arrow columns, messages): a name
     holding bytes that are not UTF-8 (read by Python as lone surrogates) shows them as
     ``\\xNN``. :func:`unshown` maps it back."""
-    try:
-        path.encode("utf-8")
+    if utf8_name(path):
         return path
-    except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def unshown(text: str) -> str:
@@ -128,8 +136,52 @@ def match(pattern: str) -> list:
             return sorted(m.path for m in _fs().match([pattern])[0].metadata_list)
     if os.path.isfile(pattern):
         return [pattern]
-    found = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else []
-    return [f for f in found if os.path.isfile(f)]
+    if not glob.has_magic(pattern):
+        return []
+    found = _walk_glob(pattern) if "**" in pattern else glob.glob(pattern)
+    return sorted(f for f in found if os.path.isfile(f))
+
+
+def _walk_glob(pattern):
+    """Files matching a pattern with ``**``, which crosses folder levels but, as bash's
+    globstar, never enters a symbolic link to a folder: Python's glob follows them, and two
+    symlink loops made it list paths without end."""
+    parts = pattern.split(os.sep)
+    k = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    root = os.sep.join(parts[:k]) or (os.sep if pattern.startswith(os.sep) else "")
+    pats = parts[k:]
+    found = []
+    for folder, _, names in os.walk(root or ".", followlinks=False):
+        rel = os.path.relpath(folder, root or ".")
+        prefix = [] if rel == "." else rel.split(os.sep)
+        found.extend(os.path.normpath(os.path.join(folder, n)) for n in names
+                     if _parts_match(pats, prefix + [n]))
+    return found
+
+
+def _parts_match(pats, parts):
+    """Whether path components ``parts`` match glob components ``pats`` (``**``: any number
+    of folders; a name starting with a dot only matches a component that does too)."""
+    if not pats:
+        return not parts
+    if pats[0] == "**":
+        return any(_parts_match(pats[1:], parts[i:]) for i in range(len(parts) + 1)
+                   if not any(p.startswith(".") for p in parts[:i]))
+    if not parts or (parts[0].startswith(".") and not pats[0].startswith(".")):
+        return False
+    return fnmatch.fnmatchcase(parts[0], pats[0]) and _parts_match(pats[1:], parts[1:])
+
+
+def file_key(path):
+    """What makes two paths one file: device and inode for a local file (hard and symbolic
+    links too), its real path if it cannot be seen; a remote path itself."""
+    if is_remote(path):
+        return path
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return os.path.realpath(path)
 
 
 def _metadata(path):
@@ -185,7 +237,7 @@ def parquet_file(path: str):
     1 MB buffer rather than whole (pyarrow's default), so a huge row group streams: measured
     the same speed."""
     import pyarrow.parquet as pq
-    if not is_remote(path):
+    if not is_remote(path) and utf8_name(path):
         with pq.ParquetFile(path, buffer_size=PARQUET_BUFFER) as pf:
             yield pf
         return

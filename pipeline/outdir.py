@@ -63,15 +63,27 @@ class OutputNotWritable(OSError):
     """The output folder cannot be written (read-only, no permission, disk or quota full)."""
 
 
-def not_writable(e: BaseException):
+def not_writable(e: BaseException, out_dir=None):
     """The :class:`OutputNotWritable` that ``e`` (or an error it was raised from) stands for,
-    or None."""
+    or None: a full disk or quota or a read-only file system anywhere, a permission error
+    only on a path inside ``out_dir`` (an unreadable input or tokenizer is not the output)."""
     while e is not None:
-        if isinstance(e, OSError) and e.errno in NOT_WRITABLE:
-            return e if isinstance(e, OutputNotWritable) else \
-                OutputNotWritable(e.errno, e.strerror, e.filename)
+        if isinstance(e, OutputNotWritable):
+            return e
+        if isinstance(e, OSError) and e.errno in NOT_WRITABLE and (
+                e.errno not in (errno.EACCES, errno.EPERM) or _inside(e.filename, out_dir)):
+            return OutputNotWritable(e.errno, e.strerror, e.filename)
         e = e.__cause__ or e.__context__
     return None
+
+
+def _inside(path, folder):
+    if not isinstance(path, str) or folder is None:
+        return False
+    if files.is_remote(folder):
+        return path.startswith(folder)
+    folder = os.path.abspath(folder)
+    return os.path.abspath(path) == folder or os.path.abspath(path).startswith(folder + os.sep)
 
 
 def check_out_dir(out_dir, patterns, paths):
@@ -94,7 +106,8 @@ def check_out_dir(out_dir, patterns, paths):
                 break
             fixed.append(part)
         folder = os.sep.join(fixed) if fixed != [""] else os.sep
-        if inside(folder, "**" in pat):
+        deep = "**" in pat or any(glob.has_magic(p) for p in pat.split(os.sep)[len(fixed):-1])
+        if inside(folder, deep):
             raise ValueError(f"--out {files.shown(out_dir)} is inside the folder the input "
                              f"{files.shown(pat)!r} searches: a later run would read the job's "
                              "own files as input; choose an output folder outside it")
@@ -187,6 +200,7 @@ class _RemoteLock:
     def __init__(self, path):
         self.path = path
         self.held = False
+        self.run_id = None
 
     def acquire(self, out_dir, me):
         previous = None
@@ -196,13 +210,22 @@ class _RemoteLock:
                 raise _busy(out_dir, previous)
         files.write_atomic(self.path, lambda f: f.write(json.dumps(me).encode()),
                            run_id=me["run_id"])
-        self.held = True
+        self.run_id = me["run_id"]
+        self.held = self._ours()
+        if not self.held:  # another run wrote its lock at the same moment and won
+            raise _busy(out_dir, _parse(files.read_bytes(self.path)) or {})
         return previous
 
+    def _ours(self):
+        try:
+            return (_parse(files.read_bytes(self.path)) or {}).get("run_id") == self.run_id
+        except OSError:
+            return False
+
     def release(self):
-        if self.held:
+        if self.held and self._ours():
             files.remove([self.path])
-            self.held = False
+        self.held = False
 
 
 def read_entries(out_dir):
@@ -236,6 +259,8 @@ def listed_files(out_dir, entries):
     paths = []
     for e in entries:
         name, file = e["shard"], e["file"]
+        if file != name + ".parquet":  # an entry names its own shard file, nothing else
+            continue
         if file in present:
             paths.append(files.join(out_dir, file))
         if file in rejected:
@@ -260,10 +285,10 @@ def job_entries(out_dir):
 class OutputClaim:
     """A run's hold on its output folder (a context manager): the lock, the job record and
     the cleanup a run may do at its start. After ``__enter__``: ``run_id``, ``inputs`` (the
-    job's inputs: with ``append``, the earlier ones too), ``removed`` (files of the previous
-    job that ``overwrite`` deleted) and ``previous`` (shard names the folder held)."""
+    job's inputs: with ``append``, the earlier ones too) and ``removed`` (files of the
+    previous job that ``overwrite`` deleted, each also passed to ``on_remove`` as it goes)."""
 
-    def __init__(self, out_dir, config, config_id, inputs, mode=None):
+    def __init__(self, out_dir, config, config_id, inputs, mode=None, on_remove=None):
         if mode not in (None, "append", "overwrite"):
             raise ValueError(f"mode must be None, 'append' or 'overwrite', got {mode!r}")
         self.out_dir = out_dir
@@ -273,7 +298,7 @@ class OutputClaim:
         self.mode = mode
         self.run_id = uuid.uuid4().hex[:12]
         self.removed = []
-        self.previous = set()
+        self._on_remove = on_remove
         remote = files.is_remote(out_dir)
         self._lock = (_RemoteLock if remote else _LocalLock)(files.join(out_dir, LOCK_FILE))
 
@@ -284,7 +309,7 @@ class OutputClaim:
                   "host": socket.gethostname(), "started": time.time(), "run_id": self.run_id}
             stale = self._lock.acquire(self.out_dir, me)
         except OSError as e:
-            raise (not_writable(e) or e) from e
+            raise (not_writable(e, self.out_dir) or e) from e
         try:
             if stale and isinstance(stale.get("run_id"), str):
                 self._remove_temporaries(stale["run_id"])
@@ -304,45 +329,54 @@ class OutputClaim:
             files.remove(files.join(folder, f) for f in files.listdir(folder)
                          if f.startswith(prefix))
 
-    def _previous_job(self):
+    def _read_own(self, name, fmt):
+        """Our JSON file ``name`` in the folder (format ``fmt``), None if absent; OtherJob if
+        a file of that name is someone else's (never replaced)."""
+        path = files.join(self.out_dir, name)
+        if name not in files.listdir(self.out_dir):
+            return None
+        doc = _parse(files.read_bytes(path))
+        if not doc or doc.get("format") != fmt:
+            raise OtherJob(f"{files.shown(path)} is not a corpustok file: this folder is not a "
+                           "corpustok output folder; choose another --out")
+        return doc
+
+    def _previous_job(self, entries):
         """``(config_id, inputs)`` of the job the folder holds, or None."""
-        try:
-            job = _parse(files.read_bytes(files.join(self.out_dir, JOB_FILE)))
-        except OSError:
-            job = None
-        if job and job.get("format") == JOB_FORMAT:
+        job = self._read_own(JOB_FILE, JOB_FORMAT)
+        if job:
             return job.get("config_id"), job.get("inputs", [])
-        manifest = read_run_manifest(self.out_dir)  # a folder written before _job.json
-        if manifest:
+        manifest = self._read_own(RUN_MANIFEST, MANIFEST_FORMAT)
+        if manifest:  # a folder written before _job.json
             sources = sorted({e.get("source") for e in manifest.get("shards", [])})
             return config_hash(manifest.get("config", {})), sources
+        if entries:  # entries without a job record (an older version)
+            configs = {e.get("config") for e in entries.values()}
+            return (configs.pop() if len(configs) == 1 else None,
+                    sorted({e.get("source") for e in entries.values()}))
         return None
 
     def _settle_job(self):
         entries = job_entries(self.out_dir)
-        self.previous = set(entries)
-        previous = self._previous_job()
-        shown = [files.shown(p) for p in self.inputs]
-        if previous is None and entries:  # entries without a job record (an older version)
-            configs = {e.get("config") for e in entries.values()}
-            previous = (configs.pop() if len(configs) == 1 else None,
-                        sorted({e.get("source") for e in entries.values()}))
+        previous = self._previous_job(entries)
         if previous is not None:
             old_config, old_inputs = previous
-            other = old_config != self.config_id or set(old_inputs) != set(shown)
-            if self.mode == "overwrite":
-                self.removed = self._remove_job(entries)
-            elif other and not entries:  # a job without shards loses nothing: replaced
-                self._remove_job(entries)
-            elif old_config != self.config_id:
+            old_keys = {files.file_key(files.unshown(p)): p for p in old_inputs}
+            new_keys = {files.file_key(p): p for p in self.inputs}
+            same_config = old_config == self.config_id
+            other = not same_config or old_keys.keys() != new_keys.keys()
+            if other and (self.mode == "overwrite" or not entries):
+                # Replaced on request, or silently when it has no shards: nothing is lost.
+                self.removed = self._remove_job(entries, announce=bool(entries))
+            elif not same_config:
                 raise OtherJob(
                     f"{files.shown(self.out_dir)} holds the shards of a job with another "
                     "tokenizer or other options; use --overwrite to replace them (the files "
                     "removed are listed) or choose another --out")
-            elif set(old_inputs) != set(shown):
+            elif other:
                 if self.mode != "append":
-                    added = len(set(shown) - set(old_inputs))
-                    missing = len(set(old_inputs) - set(shown))
+                    added = len(new_keys.keys() - old_keys.keys())
+                    missing = len(old_keys.keys() - new_keys.keys())
                     raise OtherJob(
                         f"{files.shown(self.out_dir)} holds a job over other inputs ({added} "
                         f"new, {missing} of its inputs not given); --append adds inputs to "
@@ -352,21 +386,21 @@ class OutputClaim:
                     raise OtherJob(f"--append: {len(gone)} input(s) of the job in "
                                    f"{files.shown(self.out_dir)} no longer exist (first: "
                                    f"{gone[0]}); use --overwrite to start the job anew")
-                extra = [files.unshown(p) for p in old_inputs if p not in set(shown)]
+                extra = [files.unshown(p) for k, p in old_keys.items() if k not in new_keys]
                 self.inputs = sorted(self.inputs + extra)
-                shown = [files.shown(p) for p in self.inputs]
         job = {"format": JOB_FORMAT, "config_id": self.config_id, "config": self.config,
-               "inputs": shown}
+               "inputs": [files.shown(p) for p in self.inputs]}
         text = json.dumps(job, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         files.write_atomic(files.join(self.out_dir, JOB_FILE),
                            lambda f: f.write(text.encode("utf-8")), run_id=self.run_id)
 
-    def _remove_job(self, entries):
+    def _remove_job(self, entries, announce):
+        """Delete the previous job's listed files, its run manifest and its job record."""
         paths = listed_files(self.out_dir, entries.values())
-        for name in (RUN_MANIFEST, JOB_FILE):
-            if name in files.listdir(self.out_dir) and \
-                    (name != RUN_MANIFEST or read_run_manifest(self.out_dir)):
-                paths.append(files.join(self.out_dir, name))
-        files.remove(paths)
-        self.previous = set()
-        return paths
+        present = files.listdir(self.out_dir)
+        paths += [files.join(self.out_dir, n) for n in (RUN_MANIFEST, JOB_FILE) if n in present]
+        for path in paths:
+            files.remove([path])
+            if announce and self._on_remove:
+                self._on_remove(path)
+        return paths if announce else []

@@ -75,8 +75,8 @@ def input_kind(path: str) -> str:
 def expand_inputs(patterns):
     """``(files, duplicates)``: the distinct files matched by ``patterns`` (paths or globs),
     sorted, and how many matched paths named a file already listed (``x`` and ``./x``, hard
-    or symbolic links, the endless paths of a symlink loop under ``**``), which are read once.
-    A local file is known by its real path; of its spellings the shortest is kept.
+    or symbolic links), which are read once. A local file is known by device and inode and
+    named by its shortest absolute spelling (``**`` does not enter symbolic links to folders).
 
     Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
     """
@@ -88,23 +88,13 @@ def expand_inputs(patterns):
             raise ValueError(f"no input file matches {files.shown(pat)!r}")
         matched_count += len(matched)
         for f in matched:
-            key = f if files.is_remote(f) else _file_key(f)
-            spellings.setdefault(key, []).append(f)
+            local = not files.is_remote(f)
+            spellings.setdefault(files.file_key(f), []).append(os.path.abspath(f) if local else f)
     out = sorted(min(names, key=lambda f: (f.count(os.sep), len(f), f))
                  for names in spellings.values())
     for f in out:
         input_kind(f)
     return out, matched_count - len(out)
-
-
-def _file_key(path):
-    """What makes two local paths one file: device and inode (hard links too), else the
-    real path."""
-    try:
-        st = os.stat(path)
-        return (st.st_dev, st.st_ino)
-    except OSError:
-        return os.path.realpath(path)
 
 
 def shard_name(source: str, start: int, stop: int, config_id: str) -> str:

@@ -14,8 +14,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from . import files
-from .outdir import (ENTRY_SUFFIX, NOT_WRITABLE, RUN_MANIFEST, OutputClaim,
-                     OutputNotWritable, check_out_dir, config_hash, not_writable)
+from .outdir import (ENTRY_SUFFIX, RUN_MANIFEST, OutputClaim, check_out_dir, config_hash,
+                     not_writable)
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
 from .shards import file_sha256
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
@@ -194,7 +194,8 @@ class Progress:
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
              eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
              max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, beam_args=(),
-             workers=None, progress=False, mode=None, worker_log=None) -> RunResult:
+             workers=None, progress=False, mode=None, worker_log=None,
+             on_remove=None) -> RunResult:
     """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
@@ -204,7 +205,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     ValueError for bad arguments (no matching input, malformed tokenizer, unknown BOS/EOS
     token, a folder in use or holding another job) and ``outdir.OutputNotWritable`` when the
     folder cannot be written. ``worker_log``: a file that local worker processes write their
-    output to (default: the caller's stderr).
+    output to (default: the caller's stderr); ``on_remove(path)`` is called for each file of a
+    previous job that ``overwrite`` deletes, as it goes.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -224,7 +226,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
               "text_column": text_column, "shard_bytes": shard_bytes, "shard_rows": shard_rows,
               "write_rejects": bool(write_rejects)}
     t0 = time.perf_counter()
-    with OutputClaim(out_dir, config, config_hash(config), paths, mode) as claim:
+    with OutputClaim(out_dir, config, config_hash(config), paths, mode, on_remove) as claim:
         p = beam.Pipeline(runner=runner, options=options)
         tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, tok_sha, config,
                            id_column=id_column, text_column=text_column, bos=bos, eos=eos,
@@ -237,11 +239,12 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
                 result = p.run()
                 result.wait_until_finish()
         except Exception as e:
-            full = not_writable(e) or _not_writable_in(e)
+            full = not_writable(e, out_dir) or _not_writable_in(e, out_dir)
             if full is not None:
                 raise full from e
             raise
-    seconds = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     counters = {}
     try:
         query = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))
@@ -249,16 +252,16 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
             counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
     except (NotImplementedError, AttributeError, KeyError):
         pass  # some runners report no metrics
-    manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     return RunResult(manifest, counters, seconds, duplicates, claim.removed)
 
 
-def _not_writable_in(e):
+def _not_writable_in(e, out_dir):
     """An :class:`~outdir.OutputNotWritable` from the text of a worker's error (Beam's
     multi-process runner passes a worker's exception on as text only), or None."""
-    m = re.search(r"\[Errno (\d+)\] ([^:'\n]+)(?:: '([^'\n]*)')?", str(e))
-    if m and int(m.group(1)) in NOT_WRITABLE:
-        return OutputNotWritable(int(m.group(1)), m.group(2), m.group(3))
+    for m in re.finditer(r"\[Errno (\d+)\] ([^:'\n]+)(?:: '([^'\n]*)')?", str(e)):
+        found = not_writable(OSError(int(m.group(1)), m.group(2), m.group(3)), out_dir)
+        if found is not None:
+            return found
     return None
 
 

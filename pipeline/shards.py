@@ -124,12 +124,28 @@ def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_reje
     return entry
 
 
-def stale_entries(out_dir, entries):
-    """The entries of shards this folder's manifests list that this run did not produce or
-    keep: their input changed since (a shard name carries its input's identity). Removed once
-    the run manifest is written, the folder holds exactly the shards it lists."""
+def stale_entries(out_dir, entries, config_id, inputs, errors):
+    """The entries this run supersedes: shards of this job (its configuration, one of its
+    ``inputs``) whose input changed since (a shard name carries its input's identity) and
+    that this run did not produce or keep. An input that failed to read this run (named in
+    ``errors``) keeps its shards, and so does anything else in the folder. Removed once the
+    run manifest is written, the folder then holds exactly the shards it lists."""
     keep = {e["shard"] for e in entries}
-    return [e for name, e in sorted(job_entries(out_dir).items()) if name not in keep]
+    sources = {files.shown(p): p for p in inputs}
+    failed = {e.source if isinstance(e, ReadError) else e["source"] for e in errors}
+    stale = []
+    for name, e in sorted(job_entries(out_dir).items()):
+        source = sources.get(e.get("source"))
+        if name in keep or e.get("config") != config_id or source is None or \
+                e["source"] in failed:
+            continue
+        try:
+            rows = [int(r) for r in e["rows"]]
+        except (TypeError, ValueError):
+            continue
+        if name != shard_name(source, *rows, config_id):  # its input is not what it was
+            stale.append(e)
+    return stale
 
 
 def remove_shards(out_dir, entries):

@@ -171,11 +171,12 @@ class WriteRunManifest(beam.PTransform):
     """``(entries, errors)`` -> ``manifest.json``, written once every shard is done (the
     COMPLETED marker); outputs the manifest dict."""
 
-    def __init__(self, out_dir, tokenizer_sha256, config, run_id=None):
+    def __init__(self, out_dir, tokenizer_sha256, config, run_id=None, inputs=()):
         super().__init__()
         self._out_dir = out_dir
         self._meta = (tokenizer_sha256, config)
         self._run_id = run_id
+        self._inputs = list(inputs)
 
     def expand(self, pcolls):
         entries, errors = pcolls
@@ -183,11 +184,13 @@ class WriteRunManifest(beam.PTransform):
         out_dir = self._out_dir
         meta = self._meta
         run_id = self._run_id
+        inputs = self._inputs
+        config_id = config_hash(meta[1])
 
         def write(entry_list, error_list):
             # The manifest first: a crash between the two leaves the stale shards' entries,
             # which the next run removes in turn.
-            stale = stale_entries(out_dir, entry_list)
+            stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list)
             manifest = run_manifest(entry_list, error_list, *meta, superseded=stale)
             write_json(files.join(out_dir, RUN_MANIFEST), manifest, run_id)
             remove_shards(out_dir, stale)
@@ -213,4 +216,4 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, tokenizer_sha256, conf
                                                         write_rejects, run_id))
     entries = (written, read["done"]) | "Entries" >> beam.Flatten()
     return (entries, read["errors"]) | "WriteRunManifest" >> WriteRunManifest(
-        out_dir, tokenizer_sha256, config, run_id)
+        out_dir, tokenizer_sha256, config, run_id, paths)

@@ -244,18 +244,21 @@ def test_a_lone_surrogate_id_is_a_counted_reject(gpt2_file, tmp_path):
 
 
 # 6. Each file once, however many paths name it.
-def test_duplicate_paths_and_symlink_loops_read_each_file_once(gpt2_file, tmp_path):
+def test_duplicate_paths_and_symlink_loops_read_each_file_once(gpt2_file, tmp_path,
+                                                               monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     src = _jsonl(data / "x.jsonl", _docs(10))
-    os.symlink(data, data / "loop")
+    os.symlink(data, data / "loop")  # two loops: Python's own glob lists 2^40 paths here
+    os.symlink(".", data / "loop2")
+    os.link(src, data / "hard.jsonl")
     r = tokenize([f"{data}/**/*.jsonl", src, f"{data}/./x.jsonl"], str(tmp_path / "out"),
                  gpt2_file)
     assert r.ok
     assert r.manifest["totals"]["documents"] == 10
     assert len(r.manifest["shards"]) == 1
-    assert r.duplicates > 2
-    os.chdir(data)
+    assert r.duplicates == 3  # x.jsonl twice more, and its hard link
+    monkeypatch.chdir(data)
     p = cli("tokenize", "x.jsonl", "./x.jsonl", "--tokenizer", gpt2_file, "--out",
             tmp_path / "out2", "--no-progress")
     assert p.returncode == 0 and "named a file already read" in p.stdout
@@ -338,7 +341,11 @@ def test_interrupt_says_one_line_and_stops_the_workers(gpt2_file, tmp_path, sig,
     proc = _start_and_wait_for_workers(["tokenize", src, "--tokenizer", gpt2_file, "--out", out,
                                         "--workers", "2", "--shard-mb", "0.2", "--no-progress"],
                                        sig_group=True)
-    time.sleep(1.0)
+    deadline = time.time() + 60  # signal once the workers write shards
+    while time.time() < deadline and not any(f.endswith(".manifest.json") and f != "manifest.json"
+                                             for f in os.listdir(out)):
+        time.sleep(0.05)
+    assert proc.poll() is None, "the job ended before it could be interrupted"
     os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C reaches the whole group
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == code, err
@@ -435,3 +442,95 @@ def test_disk_full_with_two_workers_is_one_line(gpt2_file, tmp_path):
         assert "No space left on device" in lines[-1]
     finally:
         subprocess.run(["umount", str(small)])
+
+
+# Review findings: what a rerun must keep, and names the job must treat as one file.
+def test_an_input_unreadable_on_a_rerun_keeps_its_shards(gpt2_file, tmp_path, monkeypatch):
+    from corpustok.pipeline import read
+    a = _jsonl(tmp_path / "a.jsonl", _docs(5, "a"))
+    b = _jsonl(tmp_path / "b.jsonl", _docs(5, "b"))
+    out = tmp_path / "out"
+    first = tokenize([a, b], str(out), gpt2_file)
+    real = read.files.open_lines
+
+    def flaky(path):
+        if path.endswith("b.jsonl"):
+            raise OSError(5, "Input/output error", path)
+        return real(path)
+
+    monkeypatch.setattr(read.files, "open_lines", flaky)
+    second = tokenize([a, b], str(out), gpt2_file)
+    assert second.manifest["status"] == "COMPLETED_WITH_ERRORS"
+    assert second.manifest["superseded"] == []
+    assert {e["file"] for e in first.manifest["shards"]} <= set(os.listdir(out))
+    monkeypatch.undo()
+    assert tokenize([a, b], str(out), gpt2_file).manifest["totals"]["documents"] == 10
+
+
+def test_append_and_reruns_know_a_file_by_identity(gpt2_file, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _jsonl(tmp_path / "a.jsonl", _docs(5, "a"))
+    _jsonl(tmp_path / "b.jsonl", _docs(5, "b"))
+    out = str(tmp_path / "out")
+    assert tokenize(["a.jsonl"], out, gpt2_file).ok
+    assert tokenize([str(tmp_path / "a.jsonl")], out, gpt2_file).ok  # the same job
+    r = tokenize(["./a.jsonl", "b.jsonl"], out, gpt2_file, mode="append")
+    assert r.manifest["totals"]["documents"] == 10 and len(r.manifest["shards"]) == 2
+    job = json.loads((tmp_path / "out" / "_job.json").read_text())
+    assert job["inputs"] == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.chdir(other)  # relative names of another folder are other files
+    _jsonl(other / "a.jsonl", _docs(3, "x"))
+    with pytest.raises(OtherJob, match="other inputs"):
+        tokenize(["a.jsonl"], out, gpt2_file)
+
+
+def test_a_folder_with_someone_elses_manifest_is_refused(gpt2_file, tmp_path):
+    src = _jsonl(tmp_path / "in.jsonl", _docs(5))
+    for name in ("manifest.json", "_job.json"):
+        out = tmp_path / f"out-{name}"
+        out.mkdir()
+        (out / name).write_text('{"mine": true}')
+        with pytest.raises(OtherJob, match="not a corpustok file"):
+            tokenize([src], str(out), gpt2_file)
+        assert (out / name).read_text() == '{"mine": true}'
+
+
+def test_overwrite_of_the_same_job_keeps_its_shards(gpt2_file, tmp_path):
+    src = _jsonl(tmp_path / "in.jsonl", _docs(5))
+    out = str(tmp_path / "out")
+    first = tokenize([src], out, gpt2_file)
+    again = tokenize([src], out, gpt2_file, mode="overwrite")
+    assert again.removed == [] and again.counters.get("shards_skipped") == 1
+    assert again.manifest["shards"] == first.manifest["shards"]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl.zst", ".parquet"])
+def test_other_formats_with_names_that_are_not_utf8(gpt2_file, tmp_path, suffix):
+    import pyarrow as pa
+    folder = os.fsencode(tmp_path / "in")
+    os.mkdir(folder)
+    name = os.path.join(folder, b"caf\xe9" + suffix.encode())
+    if suffix == ".parquet":
+        with open(name, "wb") as f:  # pyarrow opens only UTF-8 names itself
+            pq.write_table(pa.Table.from_pylist(_docs(7)), f)
+    else:
+        with open(name, "wb") as f:
+            f.write(zstandard.ZstdCompressor().compress(
+                b"".join(json.dumps(r).encode() + b"\n" for r in _docs(7))))
+    r = tokenize([f"{tmp_path}/in/*{suffix}"], str(tmp_path / "out"), gpt2_file)
+    assert r.ok, r.manifest["errors"]
+    assert r.manifest["totals"]["documents"] == 7
+
+
+def test_only_the_output_makes_exit_4(tmp_path):
+    import errno
+    from corpustok.pipeline.outdir import not_writable
+    out = str(tmp_path / "out")
+    elsewhere = PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "tok.json"))
+    inside = PermissionError(errno.EACCES, "Permission denied", f"{out}/x.parquet")
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert not_writable(elsewhere, out) is None
+    assert not_writable(inside, out).errno == errno.EACCES
+    assert not_writable(full).errno == errno.ENOSPC
