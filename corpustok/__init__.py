@@ -61,9 +61,9 @@ def load(path):
     model = doc.get("model")
     if isinstance(model, dict) and model.get("type") == "WordPiece":
         from .wordpiece import WordPiece
-        return WordPiece.from_hf_json(path)
+        return WordPiece._from_hf_doc(path, doc)
     if isinstance(model, dict) and model.get("type") == "BPE":
         from .bpe import BytePairTokenizer
-        return BytePairTokenizer.from_hf(path)
+        return BytePairTokenizer._from_hf_doc(path, doc)  # parsed once
     raise ValueError(f"{path}: neither a corpustok tokenizer file (no \"format\": "
                      f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece or BPE model")

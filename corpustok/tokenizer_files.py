@@ -1,10 +1,16 @@
 """Checks shared by the tokenizer-file loaders: a malformed file is a ValueError that names
-the file and the entry, never an AttributeError, a MemoryError or a silently wrong table."""
+the file and the entry, never an AttributeError, a MemoryError or a silently wrong table.
+
+The checks of large vocabularies run over whole arrays (types as sets, ids with numpy, merges
+as one Numba hash pass), and only when one fails does a per-entry loop look for the entry to
+name, so a 10M-entry file costs little more than its JSON parse."""
 import json
+from itertools import chain, islice, repeat
 
 import numpy as np
 
 from ._arrow import id_array
+from .kernels.token_table import EMPTY, fill_token_table, lookup_tokens
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest
 # id below 2 * entries + SPARSE_IDS_SLACK (gaps are allowed, a stray id of 10**12 is not).
@@ -23,14 +29,33 @@ def is_id(i):
     return isinstance(i, int) and not isinstance(i, bool)
 
 
-def check_dense_ids(vocab, where=""):
-    """ValueError unless the largest id of ``vocab`` (token -> non-negative int id) is below
-    ``2 * len(vocab) + SPARSE_IDS_SLACK``; tables sized by the largest id stay small."""
+def vocab_ids(vocab):
+    """The ids of ``vocab`` (a dict) in its order as int64, when every key is a ``str`` and
+    every id a non-negative ``int`` below 2**63 (exactly these types); else None, and the
+    caller's per-entry loop names the first bad entry (or accepts an int subclass)."""
+    if set(map(type, vocab.values())) - {int} or set(map(type, vocab)) - {str}:
+        return None
+    try:
+        ids = np.fromiter(vocab.values(), np.int64, len(vocab))
+    except OverflowError:
+        return None
+    return None if len(ids) and ids.min() < 0 else ids
+
+
+def check_dense_ids(vocab, where="", ids=None):
+    """ValueError unless the largest id of ``vocab`` (token -> non-negative int id; ``ids``:
+    :func:`vocab_ids` of it, if known) is below ``2 * len(vocab) + SPARSE_IDS_SLACK``; tables
+    sized by the largest id stay small."""
     if not vocab:
         return
-    top_tok, top = max(vocab.items(), key=lambda kv: kv[1])
+    if ids is None:
+        top_tok, top = max(vocab.items(), key=lambda kv: kv[1])
+    else:
+        k = int(np.argmax(ids))  # the first largest, as max() above
+        top, top_tok = int(ids[k]), None
     limit = 2 * len(vocab) + SPARSE_IDS_SLACK
     if top >= limit:
+        top_tok = next(islice(vocab, k, None)) if top_tok is None else top_tok
         raise ValueError(f"{where}vocab ids are too sparse: the largest id is {top} "
                          f"({top_tok!r}) but there are only {len(vocab)} entries; ids must be "
                          f"dense (the "
@@ -89,3 +114,136 @@ def added_token(path, k, t):
         raise ValueError(f"{path}: added_tokens[{k}].id = {short(i)} ({content!r}) is not a "
                          "non-negative int id")
     return content, i
+
+
+def check_hf_merges(path, merges):
+    """ValueError naming the first item of an HF ``model.merges`` list that is neither a
+    ``"left right"`` string (one space) nor a two-item list; the parts are checked later."""
+    kinds = set(map(type, merges))
+    if kinds <= {str} and set(map(str.count, merges, repeat(" "))) <= {1}:
+        return
+    if kinds <= {list} and set(map(len, merges)) <= {2}:
+        return
+    for k, m in enumerate(merges):
+        pair = m.split(" ") if isinstance(m, str) else m
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ValueError(f"{path}: model.merges[{k}] = {short(m)} is not a pair "
+                             "(\"left right\" or [left, right])")
+
+
+def hf_bpe_model(path, doc):
+    """``(vocab, ids, merges, specials)`` of an HF ``tokenizer.json`` (parsed: ``doc``) with a
+    byte-level BPE model, or ValueError naming what is malformed or unsupported. ``vocab`` is
+    the document's own dict plus the added tokens it lacks (all ``specials``), ``ids`` its
+    :func:`vocab_ids` (None: the tokenizer's loop looks again), ``merges`` the model's list,
+    each item checked to be a pair (the parts are the tokenizer's to check)."""
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict) or model.get("type") != "BPE":
+        raise ValueError(f"{path}: not an HF tokenizer.json with a BPE model")
+    for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise ValueError(f"{path}: model.{key} = {short(model[key])} is not supported "
+                             "(byte-level BPE has none)")
+    if model.get("ignore_merges") or model.get("byte_fallback"):
+        raise ValueError(f"{path}: model.ignore_merges/byte_fallback are not supported")
+    norm = doc.get("normalizer")
+    if norm is not None:
+        kind = norm.get("type") if isinstance(norm, dict) else short(norm)
+        raise ValueError(f"{path}: a normalizer ({kind}) is not supported; corpustok BPE "
+                         "reads raw text")
+    pre = doc.get("pre_tokenizer") or {}
+    if not isinstance(pre, dict) or pre.get("type") != "ByteLevel" or \
+            pre.get("add_prefix_space") or not pre.get("use_regex", True):
+        raise ValueError(f"{path}: pre_tokenizer {short(pre)} is not supported; expected "
+                         "ByteLevel with add_prefix_space=false and use_regex=true")
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise ValueError(f"{path}: model.vocab must be an object of token -> id, found "
+                         f"{type(vocab).__name__} {short(vocab)}")
+    ids = vocab_ids(vocab)
+    if ids is None:  # the loop names the first bad id
+        for tok, i in vocab.items():
+            if not is_id(i) or i < 0:
+                raise ValueError(f"{path}: model.vocab[{tok!r}] = {short(i)} is not a "
+                                 "non-negative int id")
+    merges = model.get("merges")
+    if merges is None:
+        merges = []
+    if not isinstance(merges, list):
+        raise ValueError(f"{path}: model.merges must be a list of \"left right\" strings "
+                         f"or [left, right] pairs, found {type(merges).__name__} "
+                         f"{short(merges)}")
+    check_hf_merges(path, merges)
+    added = doc.get("added_tokens")
+    if added is None:
+        added = []
+    if not isinstance(added, list):
+        raise ValueError(f"{path}: added_tokens must be a list of objects, found "
+                         f"{type(added).__name__} {short(added)}")
+    specials, new_ids = [], []
+    for k, t in enumerate(added):
+        content, i = added_token(path, k, t)
+        if content not in vocab:
+            vocab[content] = i
+            new_ids.append(i)
+        if vocab[content] != i:
+            raise ValueError(f"{path}: added token {content!r} has id {i} but "
+                             f"the model vocab says {vocab[content]}")
+        specials.append(content)
+    if ids is not None and new_ids:
+        ids = None if max(new_ids) >= 1 << 63 else np.append(ids, new_ids)
+    return vocab, ids, merges, specials
+
+
+MERGE_STEP = 1 << 18  # merges per pass of merge_ids (temporaries of about 60 MB)
+
+
+def merge_ids(merges, tok_sym, tok_off, plain, substrate, strings=False):
+    """``(left, right, merged)`` ids (int64, 3 rows) of a list of ``(left, right)``
+    token-string pairs (or, with ``strings``, also of ``"left right"`` strings) when every
+    part and every merged string is a token ``i`` with ``plain[i]``, whose symbol ids are
+    ``tok_sym[tok_off[i]:tok_off[i + 1]]``; else None, and the caller's loop names the merge.
+
+    Exact: every match is compared symbol by symbol. Each pass joins a slice of the merges
+    into one string, checks where the separators are, and looks the parts up in a Numba hash
+    table of the tokens, without a Python string or dict lookup per merge."""
+    from .ube import parse_symbols
+
+    size = 16
+    while size < 2 * np.count_nonzero(plain):
+        size *= 2
+    slots = np.full(size, EMPTY, np.uint64)  # numpy's: huge pages where the system has them
+    fill_token_table(slots, tok_sym, tok_off, plain, np.empty(len(plain), np.uint64))
+    ids = np.empty((3, len(merges)), np.int64)
+    for start in range(0, len(merges), MERGE_STEP):
+        chunk = merges[start:start + MERGE_STEP]
+        kinds = set(map(type, chunk))
+        try:
+            if strings and kinds <= {str}:  # "a0 b0\na1 b1...": one space per merge
+                flat, inner = "\n".join(chunk), 10
+            elif kinds <= {tuple, list} and set(map(len, chunk)) == {2}:
+                flat, inner = " ".join(chain.from_iterable(chunk)), 32  # "a0 b0 a1 b1..."
+            else:
+                return None
+        except TypeError:  # a part that is not a str
+            return None
+        cps = np.frombuffer(flat.encode("utf-32-le", "surrogatepass"), np.uint32)
+        seps = np.flatnonzero((cps == 32) | (cps == inner))
+        want = np.full(2 * len(chunk) - 1, inner, np.uint32)
+        want[0::2] = 32
+        if len(seps) != len(want) or (cps[seps] != want).any():
+            return None  # a part holds a separator: it is no token (neither is a symbol)
+        try:
+            sym = parse_symbols(flat.replace(" ", "").replace("\n", "") if inner == 10
+                                else flat.replace(" ", ""), substrate)
+        except ValueError:  # a part holds a non-symbol: it is no plain token
+            return None
+        # part j is sym[at[j]:at[j + 1]]; merge k looks up parts 2k, 2k + 1 and both
+        at = np.concatenate(([0], seps - np.arange(len(seps)), [len(sym)]))
+        starts = np.stack([at[:-1:2], at[1::2], at[:-1:2]], 1).ravel()
+        stops = np.stack([at[1::2], at[2::2], at[2::2]], 1).ravel()
+        out = np.empty(len(starts), np.int64)
+        if lookup_tokens(slots, tok_sym, tok_off, sym, starts, stops, out) >= 0:
+            return None
+        ids[:, start:start + len(chunk)] = out.reshape(-1, 3).T
+    return ids

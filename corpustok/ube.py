@@ -80,21 +80,21 @@ def parse_symbols(symbols, substrate="ube"):
     """Symbol ids (uint16) of a symbol string; ValueError at the first foreign character."""
     if not isinstance(symbols, str):
         raise TypeError(f"symbols must be a str, got {type(symbols).__name__}")
-    code = substrate_code(substrate)
-    cps = np.frombuffer(symbols.encode("utf-32-le", "surrogatepass"), np.uint32)
-    table = _cp_to_symbol()
-    ids = np.full(len(cps), -1, np.int32)
-    inside = cps < len(table)
-    ids[inside] = table[cps[inside]]
-    if code != UBE:
-        ids[ids >= SECOND] = -1
-    bad = np.flatnonzero(ids < 0)
-    if len(bad):
-        i = int(bad[0])
-        raise ValueError(f"symbols[{i}] = {symbols[i]!r} (U+{ord(symbols[i]):04X}) is not a "
-                         f"symbol of the {substrate!r} substrate; symbol strings come from "
-                         "to_symbols() or a vocabulary of this substrate")
-    return ids.astype(np.uint16)
+    limit = len(_SYMBOL_CPS) if substrate_code(substrate) == UBE else SECOND
+    table = np.append(_cp_to_symbol(), np.int32(-1))  # the last: every code point above
+    out = np.empty(len(symbols), np.uint16)
+    step = 1 << 20  # code points per pass: temporaries stay small for a whole vocabulary
+    for start in range(0, len(symbols), step):
+        cps = np.frombuffer(symbols[start:start + step].encode("utf-32-le", "surrogatepass"),
+                            np.uint32)
+        ids = table[np.minimum(cps, len(table) - 1)].view(np.uint32)  # -1: 2**32 - 1
+        if ids.max() >= limit:
+            i = start + int(np.flatnonzero(ids >= limit)[0])
+            raise ValueError(f"symbols[{i}] = {symbols[i]!r} (U+{ord(symbols[i]):04X}) is not "
+                             f"a symbol of the {substrate!r} substrate; symbol strings come "
+                             "from to_symbols() or a vocabulary of this substrate")
+        out[start:start + len(ids)] = ids
+    return out
 
 
 def to_symbols(text, substrate="ube"):

@@ -86,8 +86,9 @@ class WordPiece:
     marks (Mc) that have a non-zero combining class, none of which is in the BERT vocabularies.
     ``recognize_special_tokens=True`` additionally matches ``special_tokens`` written in the
     raw text, as HF matches its (non-normalized) added tokens; by default they are plain text.
-    The kernel arrays are built on first use (about 2 s for a 30k vocabulary; ``cache=`` keeps
-    them in an ``.npz`` keyed by the vocabulary and options).
+    The kernel arrays are built on first use (near-linear in the vocabulary, see
+    ``kernels/wordpiece_build.py``; ``cache=`` keeps them in an ``.npz`` keyed by the
+    vocabulary and options).
     """
 
     def __init__(self, tokens, *, lowercase=True, strip_accents=None, handle_chinese_chars=True,
@@ -173,7 +174,11 @@ class WordPiece:
         ``##`` prefix, ``max_input_chars_per_word``, the ``BertNormalizer`` options and the
         special added tokens (matched only with ``recognize_special_tokens=True``)."""
         path = os.fspath(path)
-        doc = read_json(path)
+        return cls._from_hf_doc(path, read_json(path), recognize_special_tokens, cache)
+
+    @classmethod
+    def _from_hf_doc(cls, path, doc, recognize_special_tokens=False, cache=None):
+        """:meth:`from_hf_json` of the parsed ``doc``."""
         if not isinstance(doc, dict):
             raise ValueError(f"{path}: a tokenizer.json holds a JSON object, found "
                              f"{type(doc).__name__}")

@@ -5,6 +5,7 @@ file and what is wrong in it (never AttributeError, KeyError, MemoryError...), s
 exits 2 with a one-line message instead of 3 with a traceback. Ids given to ``decode`` are
 reported as given, however large.
 """
+import collections
 import json
 import subprocess
 import sys
@@ -84,6 +85,31 @@ def test_base_files_load(tmp_path, base):
     assert tok.encode("hello world")
     assert cli("encode", "--tokenizer", write(tmp_path, BASES[base](tmp_path)),
                "hello").returncode == 0
+
+
+def test_hf_bpe_load_paths_agree(tmp_path):
+    """load() (one parse), from_hf, both HF merge forms and the constructor (its array pass
+    and, for pairs that are not plain tuples, its checking loop) build the same tokenizer."""
+    doc = hf_bpe()
+    as_pairs = write(tmp_path, doc, "pairs.json")
+    doc["model"]["merges"] = [" ".join(m) for m in doc["model"]["merges"]]
+    as_strings = write(tmp_path, doc, "strings.json")
+    vocab, merges = _gpt2_small()
+    vocab["<|endoftext|>"] = SMALL
+    pair = collections.namedtuple("pair", "left right")
+    toks = [corpustok.load(as_pairs), corpustok.load(as_strings),
+            BytePairTokenizer.from_hf(as_strings), BytePairTokenizer.from_hf(as_pairs),
+            BytePairTokenizer(vocab, merges, "utf8", ["<|endoftext|>"]),
+            BytePairTokenizer(vocab, [pair(*m) for m in merges], "utf8", ["<|endoftext|>"])]
+    text = "Hello world, the quick brown fox<|endoftext|> jumps: ünïcödé 性能 \u0100"
+    want = toks[0].encode(text, recognize_special=True)
+    assert toks[0].decode(want) == text and len(want) < len(text.encode())
+    for tok in toks:
+        assert tok.to_dict() == toks[0].to_dict()
+        assert tok.merges == [tuple(m) for m in merges]
+        assert tok.vocab == vocab and tok.special_tokens == ["<|endoftext|>"]
+        assert np.array_equal(tok._pairs, toks[0]._pairs)
+        assert tok.encode(text, recognize_special=True) == want
 
 
 # ---------------------------------------------------------------- corruptions
