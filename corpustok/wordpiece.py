@@ -20,7 +20,7 @@ from . import FILE_FORMAT
 from ._arrow import id_lists, list_array, replace_surrogates, string_array, utf8_batch
 from .kernels import wordpiece as K
 from .kernels.wordpiece_build import build_trie, e2e_table, in_ranges, symbol_table, two_level
-from .tokenizer_files import checked_id_array, is_id, read_json, short
+from .tokenizer_files import added_token, checked_id_array, is_id, read_json, short
 
 TABLES = Path(__file__).resolve().parent / "data" / "bert_unicode.npz"
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -236,19 +236,7 @@ class WordPiece:
                              f"{type(added).__name__} {short(added)}")
         specials = []
         for k, t in enumerate(added):
-            if not isinstance(t, dict):
-                raise ValueError(f"{path}: added_tokens[{k}] = {short(t)} is not an object "
-                                 "with \"content\" and \"id\"")
-            for key in ("content", "id"):
-                if key not in t:
-                    raise ValueError(f"{path}: added_tokens[{k}] has no \"{key}\"")
-            content, i = t["content"], t["id"]
-            if not isinstance(content, str):
-                raise ValueError(f"{path}: added_tokens[{k}].content = {short(content)} is "
-                                 "not a string")
-            if not is_id(i) or i < 0:
-                raise ValueError(f"{path}: added_tokens[{k}].id = {short(i)} ({content!r}) "
-                                 "is not a non-negative int id")
+            content, i = added_token(path, k, t)
             if content in vocab and vocab[content] != i:
                 raise ValueError(f"{path}: added token {content!r} has id {i} but the model "
                                  f"vocab says {vocab[content]}")

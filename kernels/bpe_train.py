@@ -15,22 +15,13 @@ occurrences are pushed with the words where they gained. A merged string that al
 import numpy as np
 from numba import njit
 
+from .buffers import grown
 from .pretokenize import chunk_end
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
 SEQ_BASE = np.uint64(0x9E3779B97F4A7C15)  # polynomial hash base for token symbol sequences
 EMPTY = -1
-
-
-@njit(nogil=True, cache=True)
-def _grown(arr, need):
-    """``arr`` itself when it holds ``need`` items, else a copy with at least twice the room."""
-    if need <= len(arr):
-        return arr
-    out = np.empty(max(need, 2 * len(arr)), arr.dtype)
-    out[:len(arr)] = arr
-    return out
 
 
 @njit(nogil=True, cache=True)
@@ -87,11 +78,11 @@ def count_add(src, starts, ends, weights, slots, hashes, counts, key_off, keys, 
             counts[e] += weights[c]
             continue
         if n + 2 > len(key_off):  # the three arrays keep one length
-            hashes = _grown(hashes, n + 2)
-            counts = _grown(counts, n + 2)
-            key_off = _grown(key_off, n + 2)
+            hashes = grown(hashes, n + 2)
+            counts = grown(counts, n + 2)
+            key_off = grown(key_off, n + 2)
         if key_off[n] + b - a > len(keys):
-            keys = _grown(keys, key_off[n] + b - a)
+            keys = grown(keys, key_off[n] + b - a)
         hashes[n] = h
         counts[n] = weights[c]
         k = key_off[n]
@@ -438,11 +429,11 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
                                          inc_pair, inc_word, n_inc)
         if w < len(word_off) - 1:  # grow for the next word
             need = n_pairs + word_off[w + 1] - word_off[w]
-            pkey = _grown(pkey, need)
-            phash = _grown(phash, need)
-            pcount = _grown(pcount, need)
-            seen = _grown(seen, need)
-            gained = _grown(gained, need)
+            pkey = grown(pkey, need)
+            phash = grown(phash, need)
+            pcount = grown(pcount, need)
+            seen = grown(seen, need)
+            gained = grown(gained, need)
             size_slots = len(pslots)
             while 2 * len(pkey) > size_slots:
                 size_slots *= 2
@@ -524,11 +515,11 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
             new = n_tok
             la = tok_off[left + 1] - tok_off[left]
             lb = tok_off[right + 1] - tok_off[right]
-            tok_off = _grown(tok_off, n_tok + 2)
-            tok_hash = _grown(tok_hash, n_tok + 1)
-            tok_pow = _grown(tok_pow, n_tok + 1)
+            tok_off = grown(tok_off, n_tok + 2)
+            tok_hash = grown(tok_hash, n_tok + 1)
+            tok_pow = grown(tok_pow, n_tok + 1)
             base = tok_off[n_tok]
-            tok_seq = _grown(tok_seq, base + la + lb)
+            tok_seq = grown(tok_seq, base + la + lb)
             tok_seq[base:base + la] = tok_seq[tok_off[left]:tok_off[left] + la]
             tok_seq[base + la:base + la + lb] = tok_seq[tok_off[right]:tok_off[right] + lb]
             tok_off[n_tok + 1] = base + la + lb
@@ -539,9 +530,9 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
             if 2 * n_tok > len(tok_slots):
                 tok_slots = _rehash(tok_hash, n_tok, 2 * len(tok_slots))
         if n_merges == len(m_left):
-            m_left = _grown(m_left, n_merges + 1)
-            m_right = _grown(m_right, n_merges + 1)
-            m_new = _grown(m_new, n_merges + 1)
+            m_left = grown(m_left, n_merges + 1)
+            m_right = grown(m_right, n_merges + 1)
+            m_new = grown(m_new, n_merges + 1)
         m_left[n_merges] = left
         m_right[n_merges] = right
         m_new[n_merges] = new
@@ -552,20 +543,20 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
         b = a + llen[lst]
         bound = 2 * _list_symbols(pool, a, b, wlen)
         if bound > len(ch_key):
-            ch_key = _grown(ch_key, bound)
-            ch_sign = _grown(ch_sign, bound)
-            ch_word = _grown(ch_word, bound)
-            touched = _grown(touched, bound)
-            tcount = _grown(tcount, bound)
+            ch_key = grown(ch_key, bound)
+            ch_sign = grown(ch_sign, bound)
+            ch_word = grown(ch_word, bound)
+            touched = grown(touched, bound)
+            tcount = grown(tcount, bound)
         n_ch = _merge_words(pool, a, b, sym, word_off, wlen, left, right, new, ch_key,
                             ch_sign, ch_word)
         need = n_pairs + n_ch
         if need > len(pkey):
-            pkey = _grown(pkey, need)
-            phash = _grown(phash, need)
-            pcount = _grown(pcount, need)
-            seen = _grown(seen, need)
-            gained = _grown(gained, need)
+            pkey = grown(pkey, need)
+            phash = grown(phash, need)
+            pcount = grown(pcount, need)
+            seen = grown(seen, need)
+            gained = grown(gained, need)
         if 2 * need > len(pslots):
             size_slots = len(pslots)
             while 2 * need > size_slots:
@@ -574,15 +565,15 @@ def learn_merges(sym, word_off, word_count, tok_seq, tok_off, vocab_size, min_fr
         n_pairs, n_touched, n_gain = _apply_changes(
             n_ch, ch_key, ch_sign, ch_word, word_count, n_pairs, pslots, pkey, phash, pcount,
             seen, gained, touched, tcount)
-        lstart = _grown(lstart, n_lists + n_touched)
-        llen = _grown(llen, n_lists + n_touched)
-        pool = _grown(pool, pool_end + n_gain)
+        lstart = grown(lstart, n_lists + n_touched)
+        llen = grown(llen, n_lists + n_touched)
+        pool = grown(pool, pool_end + n_gain)
         if size + n_touched > len(hcount):
-            hcount = _grown(hcount, size + n_touched)
-            hleft = _grown(hleft, size + n_touched)
-            hright = _grown(hright, size + n_touched)
-            hpair = _grown(hpair, size + n_touched)
-            hlist = _grown(hlist, size + n_touched)
+            hcount = grown(hcount, size + n_touched)
+            hleft = grown(hleft, size + n_touched)
+            hright = grown(hright, size + n_touched)
+            hpair = grown(hpair, size + n_touched)
+            hlist = grown(hlist, size + n_touched)
         pool_end, size = _push_gains(n_touched, touched, tcount, n_gain, ch_key, ch_word, pool,
                                      pool_end, lstart, llen, n_lists, pcount, pkey, seen,
                                      gained, size, hcount, hleft, hright, hpair, hlist)

@@ -17,6 +17,7 @@ lookups amortized O(log S) at worst (path halving). ``P`` is part of the output,
 import numpy as np
 from numba import njit
 
+from .buffers import grown
 from .wordpiece import (FAIL, KIND_EXPAND, KIND_ISOLATED, KIND_REMOVED, KIND_WS,
                         POP_LEN, POP_OFF, TOKEN)
 
@@ -152,16 +153,6 @@ def _child(sym, child_off, child, u, c):
 
 
 @njit(nogil=True, cache=True)
-def _reserve(a, need):
-    """``a`` itself, or a copy with room for ``need`` items (doubling keeps appends O(1))."""
-    if need <= len(a):
-        return a
-    out = np.empty(max(need, 2 * len(a)), a.dtype)
-    out[:len(a)] = a
-    return out
-
-
-@njit(nogil=True, cache=True)
 def _failures(sym, data, child_off, child, suffix_root):
     """Failure links and pops, nodes taken in the BFS order of :func:`_bfs`.
 
@@ -185,7 +176,7 @@ def _failures(sym, data, child_off, child, suffix_root):
                 continue
             if data[v] >= 0:
                 fail[v] = suffix_root
-                pool = _reserve(pool, size + 1)
+                pool = grown(pool, size + 1)
                 pop_off[v] = size
                 pop_len[v] = 1
                 pool[size] = data[v]
@@ -209,7 +200,7 @@ def _failures(sym, data, child_off, child, suffix_root):
                 pop_len[v] = pop_len[u]
                 continue
             # A run of its own: u's pops, then those of the links passed, walked again.
-            pool = _reserve(pool, size + pop_len[u] + skipped)
+            pool = grown(pool, size + pop_len[u] + skipped)
             pop_off[v] = size
             pop_len[v] = pop_len[u] + skipped
             for q in range(pop_len[u]):
