@@ -77,6 +77,10 @@ def not_writable(e: BaseException, out_dir=None):
     return None
 
 
+def _real(path):
+    return path if files.is_remote(path) else os.path.realpath(path)
+
+
 def _inside(path, folder):
     if not isinstance(path, str) or folder is None:
         return False
@@ -361,8 +365,11 @@ class OutputClaim:
         previous = self._previous_job(entries)
         if previous is not None:
             old_config, old_inputs = previous
-            old_keys = {files.file_key(files.unshown(p)): p for p in old_inputs}
-            new_keys = {files.file_key(p): p for p in self.inputs}
+            # By real path, not inode: a tool that rewrites an input by renaming a new file
+            # over it gives it a new inode, and it is still this job's input (its shards are
+            # then superseded).
+            old_keys = {_real(files.unshown(p)): p for p in old_inputs}
+            new_keys = {_real(p): p for p in self.inputs}
             same_config = old_config == self.config_id
             other = not same_config or old_keys.keys() != new_keys.keys()
             if other and (self.mode == "overwrite" or not entries):

@@ -478,6 +478,11 @@ def test_append_and_reruns_know_a_file_by_identity(gpt2_file, tmp_path, monkeypa
     assert r.manifest["totals"]["documents"] == 10 and len(r.manifest["shards"]) == 2
     job = json.loads((tmp_path / "out" / "_job.json").read_text())
     assert job["inputs"] == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    replaced = tmp_path / "a.new"  # rewritten as editors do: a new file renamed over it
+    _jsonl(replaced, _docs(6, "a"))
+    os.replace(replaced, tmp_path / "a.jsonl")
+    r = tokenize(["a.jsonl", "b.jsonl"], out, gpt2_file)
+    assert r.manifest["totals"]["documents"] == 11 and len(r.manifest["superseded"]) == 1
     other = tmp_path / "elsewhere"
     other.mkdir()
     monkeypatch.chdir(other)  # relative names of another folder are other files
