@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from corpustok._arrow import string_array, utf8_batch
 from corpustok._io import DECODE_ERRORS, strip_compression
-from corpustok.schemas import REJECTS, check_document_columns
+from corpustok.schemas import REJECTS, InputFormatError, check_document_columns
 
 from . import files
 
@@ -196,14 +196,14 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
             have = rest.num_rows
             k += 1
     if k != len(ranges):
-        raise ValueError(f"row group {unit.row_group} ended early: the footer promises "
-                         f"{num_rows} rows")
+        raise InputFormatError(f"row group {unit.row_group} ended early: the footer "
+                               f"promises {num_rows} rows")
 
 
 def _parse_lines(source, lines, id_column, text_column, check_fields=False):
     """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table.
 
-    With ``check_fields`` (a file's first range), raise ValueError when no JSON object has
+    With ``check_fields`` (a file's first range), raise InputFormatError when no JSON object has
     both fields: the names are wrong for the whole file (as a missing Parquet column), not
     a few bad records. ``id_column`` None: the records have no ids (null ids)."""
     ids, texts, rows, replaced = [], [], [], []
@@ -265,8 +265,9 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
         seen = ", ".join(list(keys)[:20]) or "none"
         wanted = f"the text field {text_column!r}" if id_column is None else \
             f"both the id field {id_column!r} and the text field {text_column!r}"
-        raise ValueError(f"no JSON object has {wanted} (fields seen: {seen}); choose them "
-                         "with --id-column and --text-column (--no-id if there are no ids)")
+        raise InputFormatError(f"no JSON object has {wanted} (fields seen: {seen}); choose "
+                               "them with --id-column and --text-column (--no-id if there are "
+                               "no ids)")
     # utf8_batch replaces lone surrogates (JSON "\ud800" escapes) by U+FFFD and counts them.
     tb = utf8_batch(texts)
     rep = np.asarray(replaced, np.int64)
@@ -341,19 +342,20 @@ def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_do
     return read_parquet_unit(unit, id_column, text_column, is_done)
 
 
-READ_ERRORS = (OSError, ValueError, TypeError, ReadFailure, pa.ArrowException)
+# What makes an input unreadable (counted against that file; the job goes on). Anything else
+# raised while reading is a bug of ours and fails the job.
+READ_ERRORS = (OSError, ReadFailure, InputFormatError, pa.ArrowException)
 
 
 def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT_SHARD_BYTES,
                    shard_rows=DEFAULT_SHARD_ROWS):
-    """All ``DocBatch`` ranges of one input file, in order, without Beam. Raises ValueError
-    naming the file when it cannot be read."""
+    """All ``DocBatch`` ranges of one input file, in order, without Beam. Raises
+    InputFormatError (a ValueError) naming the file when it cannot be read."""
     try:
         for unit in plan_units(path, id_column, text_column, shard_bytes, shard_rows):
             yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows)
-    except (TypeError, ValueError) as e:
-        if str(e).startswith(path):
-            raise
-        raise type(e)(f"{path}: {e}") from e
     except READ_ERRORS as e:
-        raise ValueError(f"{path}: {type(e).__name__}: {e}") from e
+        shown = files.shown(path)
+        if isinstance(e, InputFormatError) and str(e).startswith(shown):
+            raise  # already names the file
+        raise InputFormatError(f"{shown}: {type(e).__name__}: {e}") from e

@@ -24,6 +24,10 @@ from .workers import local_workers_env
 DEFAULT_MAX_REJECT_FRACTION = 0.5
 
 
+class JobFailed(RuntimeError):
+    """The pipeline itself failed (a bug, a worker that died): not an input or an argument."""
+
+
 @dataclass
 class RunResult:
     """What a finished run produced: the run manifest, Beam counters, wall time, the input
@@ -242,7 +246,9 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
             full = not_writable(e, out_dir) or _not_writable_in(e, out_dir)
             if full is not None:
                 raise full from e
-            raise
+            # The arguments were checked above: what fails now is the job (exit 3), whatever
+            # the type (Beam re-raises a worker's error with that error's type).
+            raise JobFailed(f"the tokenize job failed: {type(e).__name__}: {e}") from e
         seconds = time.perf_counter() - t0
         manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     counters = {}

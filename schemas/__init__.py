@@ -56,6 +56,16 @@ MANIFEST_FORMAT = "corpustok-shards"
 MANIFEST_VERSION = 1
 
 
+class InputFormatError(ValueError):
+    """An input file whose layout cannot be read as documents (a missing or mistyped column,
+    fields no record has, fewer rows than its footer says): counted against that file, the
+    rest of the job goes on."""
+
+
+class ColumnTypeError(InputFormatError, TypeError):
+    """An input column of a type documents cannot have."""
+
+
 def _type_list(types):
     return ", ".join(str(t) for t in types)
 
@@ -72,11 +82,11 @@ def check_document_columns(schema: pa.Schema, id_column, text_column: str, where
         if col is None:
             continue
         if col not in names:
-            raise ValueError(f"{where}: missing {role} column {col!r} (columns: "
+            raise InputFormatError(f"{where}: missing {role} column {col!r} (columns: "
                              f"{', '.join(names) or 'none'}); choose another with {flag}")
         t = schema.field(col).type
         if t not in types:
-            raise TypeError(f"{where}: {role} column {col!r} has type {t}, expected one of "
+            raise ColumnTypeError(f"{where}: {role} column {col!r} has type {t}, expected one of "
                             f"{_type_list(types)}")
 
 

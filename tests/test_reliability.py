@@ -539,3 +539,21 @@ def test_only_the_output_makes_exit_4(tmp_path):
     assert not_writable(elsewhere, out) is None
     assert not_writable(inside, out).errno == errno.EACCES
     assert not_writable(full).errno == errno.ENOSPC
+
+
+def test_a_bug_while_reading_fails_the_job_not_the_file(gpt2_file, tmp_path, monkeypatch,
+                                                        capsys):
+    from corpustok.pipeline import read
+    from corpustok.pipeline.cli import main
+    from corpustok.pipeline.run import JobFailed
+    src = _jsonl(tmp_path / "in.jsonl", _docs(5))
+
+    def buggy(*args, **kw):
+        raise TypeError("a bug of ours")
+
+    monkeypatch.setattr(read, "_parse_lines", buggy)
+    with pytest.raises(JobFailed, match="a bug of ours"):
+        tokenize([src], str(tmp_path / "out"), gpt2_file)
+    assert main(["tokenize", src, "--tokenizer", gpt2_file, "--out", str(tmp_path / "out"),
+                 "--no-progress"]) == 3
+    assert "Traceback" in capsys.readouterr().err
