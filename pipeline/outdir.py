@@ -24,7 +24,6 @@ first run. The rules a run follows:
 import errno
 import fcntl
 import glob
-import hashlib
 import json
 import os
 import socket
@@ -34,6 +33,7 @@ import uuid
 from corpustok.schemas import MANIFEST_FORMAT, check_shard_entry
 
 from . import files
+from .config import config_hash
 
 JOB_FILE = "_job.json"
 LOCK_FILE = "_corpustok.lock"
@@ -43,12 +43,6 @@ ENTRY_SUFFIX = ".manifest.json"
 REJECTS_DIR = "rejects"
 # What makes a folder unwritable for a whole run, rather than one bad input.
 NOT_WRITABLE = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT)
-
-
-def config_hash(config: dict) -> str:
-    """Hash of a job's configuration (everything that changes a shard's bytes or the set of
-    shards): names the job in its shard names, entries and manifest."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class OutputInUse(ValueError):

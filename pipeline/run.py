@@ -14,8 +14,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from . import files
-from .outdir import (ENTRY_SUFFIX, RUN_MANIFEST, OutputClaim, check_out_dir, config_hash,
-                     not_writable)
+from .config import TokenizeConfig
+from .outdir import ENTRY_SUFFIX, RUN_MANIFEST, OutputClaim, check_out_dir, not_writable
 from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
 from .shards import file_sha256
 from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
@@ -226,17 +226,13 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     eos = resolve_marker(tok, eos, "eos")
     # Everything that changes what a shard holds or which shards exist: a rerun with other
     # values redoes the shards (and the stale ones are removed when the run completes).
-    config = {"tokenizer_sha256": tok_sha, "bos": bos, "eos": eos, "id_column": id_column,
-              "text_column": text_column, "shard_bytes": shard_bytes, "shard_rows": shard_rows,
-              "write_rejects": bool(write_rejects)}
+    config = TokenizeConfig(tok_sha, bos, eos, id_column, text_column, shard_bytes, shard_rows,
+                            bool(write_rejects))
     t0 = time.perf_counter()
-    with OutputClaim(out_dir, config, config_hash(config), paths, mode, on_remove) as claim:
+    with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:
         p = beam.Pipeline(runner=runner, options=options)
-        tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, tok_sha, config,
-                           id_column=id_column, text_column=text_column, bos=bos, eos=eos,
-                           shard_bytes=shard_bytes, shard_rows=shard_rows,
-                           max_doc_bytes=max_doc_bytes, write_rejects=write_rejects,
-                           run_id=claim.run_id)
+        tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
+                           max_doc_bytes=max_doc_bytes, run_id=claim.run_id)
         try:
             with local_workers_env(worker_log), \
                     (Progress(out_dir) if progress else nullcontext()):

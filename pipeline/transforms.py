@@ -13,7 +13,8 @@ import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
 from . import files
-from .outdir import RUN_MANIFEST, config_hash
+from .config import TokenizeConfig, config_hash
+from .outdir import RUN_MANIFEST
 from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadError, plan_units,
                    read_unit, shard_name)
 from .shards import (load_entry, remove_shards, run_manifest, stale_entries, write_json,
@@ -201,19 +202,18 @@ class WriteRunManifest(beam.PTransform):
                 | "WriteManifest" >> beam.Map(write, beam.pvalue.AsSingleton(all_errors)))
 
 
-def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, tokenizer_sha256, config, *,
-                       id_column="id", text_column="text", bos=None, eos=None,
-                       shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
-                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, run_id=None):
+def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig, *,
+                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, run_id=None):
     """The whole tokenize job on a pipeline: read, tokenize, write shards, write the manifest.
+    ``tokenizer``: what :class:`Tokenize` builds its tokenizer from, the one ``config`` names.
     Returns the PCollection holding the run manifest dict."""
-    config_id = config_hash(config)
-    read = pbegin | "ReadDocuments" >> ReadDocuments(paths, id_column, text_column, shard_bytes,
-                                                     shard_rows, out_dir, config_id)
+    c = config
+    read = pbegin | "ReadDocuments" >> ReadDocuments(paths, c.id_column, c.text_column,
+                                                     c.shard_bytes, c.shard_rows, out_dir, c.id)
     written = (read["batches"]
-               | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, bos, eos, max_doc_bytes))
-               | "WriteTokenShards" >> WriteTokenShards(out_dir, tokenizer_sha256, config_id,
-                                                        write_rejects, run_id))
+               | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes))
+               | "WriteTokenShards" >> WriteTokenShards(out_dir, c.tokenizer_sha256, c.id,
+                                                        c.write_rejects, run_id))
     entries = (written, read["done"]) | "Entries" >> beam.Flatten()
     return (entries, read["errors"]) | "WriteRunManifest" >> WriteRunManifest(
-        out_dir, tokenizer_sha256, config, run_id, paths)
+        out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths)

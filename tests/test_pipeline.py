@@ -16,7 +16,7 @@ import pytest
 import zstandard
 
 from corpustok.demo import sample_path
-from corpustok.pipeline.outdir import config_hash
+from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.read import shard_name
 from corpustok.pipeline.run import RunResult, tokenize
 from corpustok.pipeline.verify import verify_shards
