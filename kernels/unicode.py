@@ -6,9 +6,9 @@ kernel that walks text with these steps sees the same characters Python would. A
 are O(1) per call.
 
 Per-character helpers that take arrays are compiled with ``_nrt=False``: otherwise every call
-from a kernel's inner loop increments and decrements the array's reference count atomically,
-which costs ~20 ns a call (measured: 50 MB/s instead of 1.5 GB/s). Do the same for any small
-jitted helper called per character; they must not allocate.
+from a kernel's inner loop increments and decrements the array's reference count atomically
+(see docs/decisions.md). Do the same for any small jitted helper called per character; they
+must not allocate.
 """
 import numpy as np
 from numba import njit

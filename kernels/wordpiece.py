@@ -140,8 +140,8 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
                             dead = 1
                         else:
                             # Failure links: emit their pops until a step fits. Written out
-                            # here and at the word's end rather than in a helper: a call costs
-                            # 10% of the whole kernel (measured 100 -> 90 MB/s).
+                            # here and at the word's end rather than in a helper: no call per
+                            # step in the hot loop (docs/decisions.md).
                             while True:
                                 f = info[node, FAIL]
                                 if f < 0:

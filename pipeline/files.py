@@ -234,8 +234,7 @@ def open_lines(path: str):
 def parquet_file(path: str):
     """A ``pyarrow.parquet.ParquetFile`` of ``path``: pyarrow's own reader for a local path,
     a Beam file object (closed afterwards) for a remote one. Column chunks are read through a
-    1 MB buffer rather than whole (pyarrow's default), so a huge row group streams: measured
-    the same speed."""
+    1 MB buffer rather than whole (pyarrow's default), so a huge row group streams."""
     import pyarrow.parquet as pq
     if not is_remote(path) and utf8_name(path):
         with pq.ParquetFile(path, buffer_size=PARQUET_BUFFER) as pf:

@@ -1,9 +1,9 @@
 """The environment of the processes that run a job: the CLI process and Beam's local workers.
 
 Allocator: Arrow's default allocator (mimalloc) returns freed pages to the OS after a short
-delay, so every shard faults its ~40 MB of read, token-list and Parquet-write buffers in again:
-measured 1.5-2 s per GB of text with 2 local workers (6% of the run). With
-``MIMALLOC_PURGE_DELAY=-1`` freed pages stay with the allocator and the next shard reuses them;
+delay, so every shard faults its read, token-list and Parquet-write buffers in again (cost in
+docs/decisions.md). With ``MIMALLOC_PURGE_DELAY=-1`` freed pages stay with the allocator and
+the next shard reuses them;
 peak RSS is still that of one shard per worker. mimalloc reads the variable when pyarrow loads,
 so it reaches only processes that load pyarrow afterwards: the CLI process (nothing imports
 pyarrow before ``main``) and the worker processes a local multi-process run starts. This module
