@@ -18,12 +18,13 @@ import pyarrow as pa
 
 from . import FILE_FORMAT
 from ._arrow import id_lists, list_array, string_array, utf8_batch
+from .bpe_stream import BpeStreamDecoder, BpeStreamEncoder
 from .kernels.bpe import CACHE_IDS, CACHE_KEY, build_pair_table, encode_docs, expand_ids, stitch_text
 from .kernels.ube import decode_symbols
 from .pretokenize import gpt2_classes
 from .tokenizer_files import (check_dense_ids, checked_id_array, hf_bpe_model, is_id, merge_ids,
                               read_json, short, vocab_ids)
-from .ube import SYMBOL_STRINGS, StreamDecoder, alphabet, parse_symbols, substrate_code
+from .ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
 
@@ -381,7 +382,7 @@ class BytePairTokenizer:
     def stream(self, *, recognize_special=False):
         """Incremental encoder: ``feed(str) -> list[int]``, ``finish() -> list[int]``; the
         concatenated output equals :meth:`encode` of the concatenated text."""
-        return _StreamEncoder(self, recognize_special)
+        return BpeStreamEncoder(self, recognize_special)
 
     # ---- decoding ---------------------------------------------------------------------------
     def _id_error(self, k, value, where=""):
@@ -434,92 +435,8 @@ class BytePairTokenizer:
     def decode_stream(self):
         """Incremental decoder: ``feed(ids) -> str``, ``finish() -> str``; constant work per
         token, and the concatenated output equals :meth:`decode` of all ids."""
-        return _StreamDecoder(self)
+        return BpeStreamDecoder(self)
 
     def __repr__(self):
         return (f"BytePairTokenizer(substrate={self._substrate!r}, vocab_size={self.vocab_size}, "
                 f"merges={len(self._merges)}, special_tokens={len(self._specials)})")
-
-
-class _StreamEncoder:
-    """Holds back only the text whose chunks may still change: the last chunk plus the
-    pre-tokenizer's lookahead, and a tail that could begin a special token.
-
-    When a feed completes no chunk (one chunk longer than the text fed so far), the next
-    encoding attempt waits until the pending text has doubled, so a single huge chunk fed in
-    small pieces costs O(n) in total instead of O(n^2); the ids come out later, never
-    different.
-    """
-
-    def __init__(self, tok, recognize_special):
-        self._tok = tok
-        self._recognize = recognize_special and bool(tok._sp_bytes)
-        self._pieces = []
-        self._size = 0
-        self._wait = 0  # pending bytes needed before the next attempt
-
-    def _held_from(self, data):
-        """Earliest position where a special token might begin but is cut off by the end."""
-        held = len(data)
-        if self._recognize:
-            for sp in self._tok._sp_bytes:
-                for k in range(1, len(sp)):
-                    if len(data) - k < held and data.endswith(sp[:k]):
-                        held = len(data) - k
-        return held
-
-    def _take(self):
-        data = b"".join(self._pieces)
-        self._pieces, self._size = [], 0
-        return data
-
-    def feed(self, text):
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        batch = utf8_batch([text])
-        self._pieces.append(batch.data[batch.offsets[0]:batch.offsets[1]].tobytes())
-        self._size += len(self._pieces[-1])
-        if self._size < self._wait:
-            return []
-        data = self._take()
-        held = self._held_from(data)
-        ids, _, _, stop = self._tok._encode(np.frombuffer(data or b"\0", np.uint8),
-                                            np.array([0, held], np.int64),
-                                            self._recognize, False)
-        rest = data[stop:]
-        self._pieces, self._size = [rest], len(rest)
-        self._wait = 2 * len(rest) if stop == 0 else 0
-        return ids.tolist()
-
-    def finish(self):
-        data = self._take()
-        self._wait = 0
-        ids, _, _, _ = self._tok._encode(np.frombuffer(data or b"\0", np.uint8),
-                                         np.array([0, len(data)], np.int64),
-                                         self._recognize, True)
-        return ids.tolist()
-
-
-class _StreamDecoder:
-    """Ids -> text through :class:`corpustok.ube.StreamDecoder`; a special token ends both
-    byte buffers, then its text follows."""
-
-    def __init__(self, tok):
-        self._tok = tok
-        self._dec = StreamDecoder(tok.substrate)
-
-    def feed(self, ids):
-        tok = self._tok
-        ids = tok._id_array([ids] if np.isscalar(ids) else ids)
-        tok._check_ids(ids)
-        symbols, seg_off = expand_ids(ids, np.array([0, len(ids)], np.int64), tok._tok_sym,
-                                      tok._tok_off, tok._is_special)
-        out = [self._dec.feed(symbols[seg_off[0]:seg_off[1]])]
-        for g, t in enumerate(ids[tok._is_special[ids]].tolist(), 1):
-            out.append(self._dec.flush())
-            out.append(tok._id_to_tok[t])
-            out.append(self._dec.feed(symbols[seg_off[g]:seg_off[g + 1]]))
-        return "".join(out)
-
-    def finish(self):
-        return self._dec.finish()
