@@ -32,6 +32,8 @@ DEFAULT_CACHE_SIZE = 1 << 14  # chunk-cache slots per thread (~5 MB), as HF's 10
 # GPT-2 style files name no special tokens: vocab entries no merge makes are taken as such
 # (GPT-2 has one, <|endoftext|>); more than this means mismatched or truncated files.
 MAX_INFERRED_SPECIALS = 64
+
+
 class BytePairTokenizer:
     """Byte-level BPE tokenizer.
 
@@ -137,8 +139,8 @@ class BytePairTokenizer:
         self._sp_bytes = [b for b in enc if b]
 
     def _build_merges(self, merges, strings=False):
-        # One Numba hash pass over all merges (10M in about 6 s); anything unusual goes to the
-        # checking loop for its message. Kept as (left, right) ids: 8 bytes per merge.
+        # One Numba hash pass over all merges; anything unusual goes to the checking loop for
+        # its message. Kept as (left, right) ids: 8 bytes per merge.
         merges = merges if isinstance(merges, list) else list(merges)
         ids = merge_ids(merges, self._tok_sym, self._tok_off, self._exists & ~self._is_special,
                         self._substrate, strings)
@@ -263,10 +265,11 @@ class BytePairTokenizer:
         if not isinstance(vocab, dict):
             raise ValueError(f"{vocab_json}: expected a JSON object of token -> id, found "
                              f"{type(vocab).__name__}")
-        for tok, i in vocab.items():
-            if not is_id(i) or i < 0:
-                raise ValueError(f"{vocab_json}: entry {tok!r}: {short(i)} is not a "
-                                 "non-negative int id")
+        if vocab_ids(vocab) is None:  # the loop names the first bad id
+            for tok, i in vocab.items():
+                if not is_id(i) or i < 0:
+                    raise ValueError(f"{vocab_json}: entry {tok!r}: {short(i)} is not a "
+                                     "non-negative int id")
         check_dense_ids(vocab, f"{vocab_json}: ")
         merges = []
         try:

@@ -116,6 +116,27 @@ def added_token(path, k, t):
     return content, i
 
 
+def hf_vocab(path, model):
+    """``model["vocab"]`` of an HF tokenizer.json, or ValueError when it is no JSON object."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise ValueError(f"{path}: model.vocab must be an object of token -> id, found "
+                         f"{type(vocab).__name__} {short(vocab)}")
+    return vocab
+
+
+def hf_added_tokens(path, doc):
+    """``(content, id, entry)`` of each of an HF tokenizer.json's ``added_tokens``, checked
+    (see :func:`added_token`)."""
+    added = doc.get("added_tokens")
+    if added is None:
+        return []
+    if not isinstance(added, list):
+        raise ValueError(f"{path}: added_tokens must be a list of objects, found "
+                         f"{type(added).__name__} {short(added)}")
+    return [(*added_token(path, k, t), t) for k, t in enumerate(added)]
+
+
 def check_hf_merges(path, merges):
     """ValueError naming the first item of an HF ``model.merges`` list that is neither a
     ``"left right"`` string (one space) nor a two-item list; the parts are checked later."""
@@ -156,10 +177,7 @@ def hf_bpe_model(path, doc):
             pre.get("add_prefix_space") or not pre.get("use_regex", True):
         raise ValueError(f"{path}: pre_tokenizer {short(pre)} is not supported; expected "
                          "ByteLevel with add_prefix_space=false and use_regex=true")
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict):
-        raise ValueError(f"{path}: model.vocab must be an object of token -> id, found "
-                         f"{type(vocab).__name__} {short(vocab)}")
+    vocab = hf_vocab(path, model)
     ids = vocab_ids(vocab)
     if ids is None:  # the loop names the first bad id
         for tok, i in vocab.items():
@@ -174,15 +192,8 @@ def hf_bpe_model(path, doc):
                          f"or [left, right] pairs, found {type(merges).__name__} "
                          f"{short(merges)}")
     check_hf_merges(path, merges)
-    added = doc.get("added_tokens")
-    if added is None:
-        added = []
-    if not isinstance(added, list):
-        raise ValueError(f"{path}: added_tokens must be a list of objects, found "
-                         f"{type(added).__name__} {short(added)}")
     specials, new_ids = [], []
-    for k, t in enumerate(added):
-        content, i = added_token(path, k, t)
+    for content, i, _ in hf_added_tokens(path, doc):
         if content not in vocab:
             vocab[content] = i
             new_ids.append(i)

@@ -20,7 +20,8 @@ from . import FILE_FORMAT
 from ._arrow import id_lists, list_array, replace_surrogates, string_array, utf8_batch
 from .kernels import wordpiece as K
 from .kernels.wordpiece_build import build_trie, e2e_table, in_ranges, symbol_table, two_level
-from .tokenizer_files import added_token, checked_id_array, is_id, read_json, short
+from .tokenizer_files import (checked_id_array, hf_added_tokens, hf_vocab, is_id, read_json,
+                              short)
 from .wordpiece_stream import WordPieceStream
 
 TABLES = Path(__file__).resolve().parent / "data" / "bert_unicode.npz"
@@ -188,10 +189,7 @@ class WordPiece:
             kind = model.get("type") if isinstance(model, dict) else short(model)
             raise ValueError(f"{path}: model type is {kind!r}, expected "
                              "'WordPiece' (use corpustok.load for other tokenizers)")
-        vocab = model.get("vocab")
-        if not isinstance(vocab, dict):
-            raise ValueError(f"{path}: model.vocab must be an object of token -> id, found "
-                             f"{type(vocab).__name__} {short(vocab)}")
+        vocab = hf_vocab(path, model)
         tokens = [None] * len(vocab)
         for tok, i in vocab.items():
             if not is_id(i):
@@ -229,15 +227,8 @@ class WordPiece:
                  "an int >= 0")):
             if not ok:
                 raise ValueError(f"{path}: model.{key} = {short(value)} is not {what}")
-        added = doc.get("added_tokens")
-        if added is None:
-            added = []
-        if not isinstance(added, list):
-            raise ValueError(f"{path}: added_tokens must be a list of objects, found "
-                             f"{type(added).__name__} {short(added)}")
         specials = []
-        for k, t in enumerate(added):
-            content, i = added_token(path, k, t)
+        for content, i, t in hf_added_tokens(path, doc):
             if content in vocab and vocab[content] != i:
                 raise ValueError(f"{path}: added token {content!r} has id {i} but the model "
                                  f"vocab says {vocab[content]}")
