@@ -215,21 +215,18 @@ def _worker_log(workers):
     fd, path = tempfile.mkstemp(prefix="corpustok-workers-", suffix=".log")
     os.close(fd)
     _TEMPORARY.append(path)
+    keep = False
     try:
         yield path
     except Exception as e:
-        if _explained(e) or not os.path.getsize(path):
-            os.remove(path)
-        else:
+        keep = not _explained(e) and os.path.getsize(path) > 0
+        if keep:
             print(f"corpustok: the worker processes' output is in {path}", file=sys.stderr)
         raise
-    except BaseException:
-        os.remove(path)
-        raise
-    else:
-        os.remove(path)
     finally:
         _TEMPORARY.remove(path)
+        if not keep:
+            os.remove(path)
 
 
 def _entries(out_dir):

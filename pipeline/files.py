@@ -95,10 +95,12 @@ class _Guarded(io.RawIOBase):
         super().close()
 
 
-def utf8_name(path: str) -> bool:
-    """Whether ``path`` is valid UTF-8 (pyarrow opens only such names itself)."""
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8: False when it holds lone surrogates (a file
+    name that is not UTF-8, a JSON ``"\\udc80"`` escape). Arrow strings and pyarrow's own
+    file opening need it."""
     try:
-        path.encode("utf-8")
+        text.encode("utf-8")
         return True
     except UnicodeEncodeError:
         return False
@@ -108,7 +110,7 @@ def shown(path: str) -> str:
     """``path`` as text that UTF-8 can hold (manifests, Arrow columns, messages): a name
     holding bytes that are not UTF-8 (read by Python as lone surrogates) shows them as
     ``\\xNN``. :func:`unshown` maps it back."""
-    if utf8_name(path):
+    if is_utf8(path):
         return path
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
@@ -236,7 +238,7 @@ def parquet_file(path: str):
     a Beam file object (closed afterwards) for a remote one. Column chunks are read through a
     1 MB buffer rather than whole (pyarrow's default), so a huge row group streams."""
     import pyarrow.parquet as pq
-    if not is_remote(path) and utf8_name(path):
+    if not is_remote(path) and is_utf8(path):
         with pq.ParquetFile(path, buffer_size=PARQUET_BUFFER) as pf:
             yield pf
         return

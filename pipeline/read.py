@@ -247,7 +247,7 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
                 reject(no, "bad_record", f"no usable {id_column!r} field")
                 continue
             doc_id = str(doc_id)
-            if not _is_unicode(doc_id):
+            if not files.is_utf8(doc_id):
                 reject(no, "bad_id", f"{id_column!r} is not valid Unicode: {ascii(doc_id)[:200]}")
                 continue
         if text_column not in rec:
@@ -282,16 +282,6 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
                         "reason": pa.array(rej["reason"], pa.string()),
                         "detail": pa.array(rej["detail"], pa.string())}, schema=REJECTS)
     return docs, rejects
-
-
-def _is_unicode(text: str) -> bool:
-    """False for a str holding lone surrogates (JSON ``"\\udc80"``), which no Arrow string
-    (UTF-8) can store."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class ReadFailure(Exception):
