@@ -15,7 +15,8 @@ import time
 
 from corpustok.report import (BATCH_RECORDS, DEFAULT_REF, TRAINED, Fields, add_counts,
                               batch_counts, lang_chars, metrics, read_records, read_texts,
-                              report, tokenizer_info, train_substrates, write_report)
+                              report, tokenizer_info, train_substrates)
+from corpustok.report_output import write_report
 
 from .tokenize import load_tokenizer
 

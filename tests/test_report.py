@@ -17,7 +17,8 @@ from corpustok import BytePairTokenizer
 from corpustok.demo import sample_path
 from conftest import TEST_DATA
 from corpustok.report import (Fields, count_units, gini, read_records, read_texts, report,
-                              script_of, write_report)
+                              script_of)
+from corpustok.report_output import write_report
 
 SAMPLE = sample_path()
 UNIT = Fields(unit="unit")
