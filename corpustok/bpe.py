@@ -19,7 +19,8 @@ import pyarrow as pa
 from . import FILE_FORMAT
 from ._arrow import id_lists, list_array, string_array, utf8_batch
 from .bpe_stream import BpeStreamDecoder, BpeStreamEncoder
-from .kernels.bpe import CACHE_IDS, CACHE_KEY, build_pair_table, encode_docs, expand_ids, stitch_text
+from .kernels.bpe import CACHE_IDS, CACHE_KEY, encode_docs, expand_ids, stitch_text
+from .kernels.bpe_merge import build_pair_table
 from .kernels.ube import decode_symbols
 from .pretokenize import gpt2_classes
 from .tokenizer_files import (check_dense_ids, checked_id_array, hf_bpe_model, is_id, merge_ids,

@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 
 from ._arrow import utf8_batch
-from .kernels.bpe_train import count_add, count_batch, learn_merges
+from .kernels.bpe_train import learn_merges
+from .kernels.chunk_count import count_add, count_batch
 from .kernels.ube import encode_symbols
 from .pretokenize import gpt2_classes
 from .ube import alphabet, substrate_code

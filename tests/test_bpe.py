@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import corpustok
 from corpustok import ube
 from corpustok.bpe import BytePairTokenizer
-from corpustok.kernels.bpe import build_pair_table, long_work, merge_long, merge_short
+from corpustok.kernels.bpe_merge import build_pair_table, long_work, merge_long, merge_short
 from corpustok.pretokenize import GPT2_PATTERN
 
 from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
