@@ -17,10 +17,10 @@ FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer fi
 def __getattr__(name):
     # Lazy so that `import corpustok` (and the CLI) does not pay for every kernel module.
     if name == "WordPiece":
-        from .wordpiece import WordPiece
+        from corpustok.wordpiece import WordPiece
         return WordPiece
     if name == "BytePairTokenizer":
-        from .bpe import BytePairTokenizer
+        from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer
     if name == "ube":
         return importlib.import_module("corpustok.ube")
@@ -34,7 +34,7 @@ def load(path):
     with open(path, "rb") as f:
         head = f.read(1 << 16).lstrip()
     if not head.startswith(b"{"):
-        from .wordpiece import WordPiece
+        from corpustok.wordpiece import WordPiece
         return WordPiece.from_vocab(path)
     try:
         with open(path, encoding="utf-8") as f:
@@ -48,9 +48,9 @@ def load(path):
     if doc.get("format") == FILE_FORMAT:
         kind = doc.get("type")
         if kind == "wordpiece":
-            from .wordpiece import WordPiece as cls
+            from corpustok.wordpiece import WordPiece as cls
         elif kind == "bpe":
-            from .bpe import BytePairTokenizer as cls
+            from corpustok.bpe import BytePairTokenizer as cls
         else:
             raise ValueError(f"{path}: unknown corpustok tokenizer type {kind!r} "
                              "(expected 'wordpiece' or 'bpe')")
@@ -60,10 +60,10 @@ def load(path):
             raise ValueError(f"{path}: {e}") from None
     model = doc.get("model")
     if isinstance(model, dict) and model.get("type") == "WordPiece":
-        from .wordpiece import WordPiece
+        from corpustok.wordpiece import WordPiece
         return WordPiece._from_hf_doc(path, doc)
     if isinstance(model, dict) and model.get("type") == "BPE":
-        from .bpe import BytePairTokenizer
+        from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer._from_hf_doc(path, doc)  # parsed once
     raise ValueError(f"{path}: neither a corpustok tokenizer file (no \"format\": "
                      f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece or BPE model")

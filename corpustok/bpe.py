@@ -16,16 +16,16 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from . import FILE_FORMAT
-from ._arrow import id_lists, list_array, string_array, utf8_batch
-from .bpe_stream import BpeStreamDecoder, BpeStreamEncoder
-from .kernels.bpe import CACHE_IDS, CACHE_KEY, encode_docs, expand_ids, stitch_text
-from .kernels.bpe_merge import build_pair_table
-from .kernels.ube import decode_symbols
-from .pretokenize import gpt2_classes
-from .tokenizer_files import (check_dense_ids, checked_id_array, hf_bpe_model, is_id, merge_ids,
-                              read_json, short, vocab_ids)
-from .ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
+from corpustok import FILE_FORMAT
+from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
+from corpustok.bpe_stream import BpeStreamDecoder, BpeStreamEncoder
+from corpustok.kernels.bpe_encode import CACHE_IDS, CACHE_KEY, encode_docs, expand_ids, stitch_text
+from corpustok.kernels.bpe_merge import build_pair_table
+from corpustok.kernels.substrate_codec import decode_symbols
+from corpustok.pretokenize import gpt2_classes
+from corpustok.tokenizer_files import (check_dense_ids, checked_id_array, hf_bpe_model, is_id,
+                                       merge_ids, read_json, short, vocab_ids)
+from corpustok.ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
 
@@ -187,7 +187,7 @@ class BytePairTokenizer:
         """Train on an iterable of ``str`` with HF ``BpeTrainer`` semantics (see
         :func:`corpustok.bpe_train.train`): specials first, then the substrate alphabet in
         code point order, then merges; ties go to the smallest ``(left_id, right_id)``."""
-        from .bpe_train import train
+        from corpustok.bpe_train import train
 
         vocab, merges = train(texts, vocab_size, substrate=substrate,
                               min_frequency=min_frequency, special_tokens=special_tokens)

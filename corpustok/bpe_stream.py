@@ -3,9 +3,9 @@ and a decoder fed ids that gives text as soon as it is complete (see
 :meth:`BytePairTokenizer.stream` and :meth:`BytePairTokenizer.decode_stream`)."""
 import numpy as np
 
-from ._arrow import utf8_batch
-from .kernels.bpe import expand_ids
-from .ube import StreamDecoder
+from corpustok._arrow import utf8_batch
+from corpustok.kernels.bpe_encode import expand_ids
+from corpustok.ube import StreamDecoder
 
 
 class BpeStreamEncoder:

@@ -21,12 +21,12 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
-from ._arrow import utf8_batch
-from .kernels.bpe_train import learn_merges
-from .kernels.chunk_count import count_add, count_batch
-from .kernels.ube import encode_symbols
-from .pretokenize import gpt2_classes
-from .ube import alphabet, substrate_code
+from corpustok._arrow import utf8_batch
+from corpustok.kernels.bpe_learn import learn_merges
+from corpustok.kernels.chunk_count import count_add, count_batch
+from corpustok.kernels.substrate_codec import encode_symbols
+from corpustok.pretokenize import gpt2_classes
+from corpustok.ube import alphabet, substrate_code
 
 __all__ = ["ChunkCounts", "count_chunks", "train_from_counts", "train"]
 

@@ -1,6 +1,6 @@
 """GPT-2 pre-tokenization (the chunking byte-level BPE trains and encodes on).
 
-The split kernel lives in :mod:`corpustok.kernels.pretokenize`; this module owns its class
+The split kernel lives in :mod:`corpustok.kernels.split`; this module owns its class
 table and offers a plain-Python entry point for tests and exploration.
 """
 from functools import lru_cache
@@ -8,8 +8,8 @@ from importlib import resources
 
 import numpy as np
 
-from ._arrow import utf8_batch
-from .kernels.pretokenize import split_batch
+from corpustok._arrow import utf8_batch
+from corpustok.kernels.split import split_batch
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -31,7 +31,7 @@ def gpt2_classes():
 
 def split_arrays(data, offsets):
     """Chunks of a batch in one kernel call: ``(ends int64, chunk_offsets int64)`` as
-    :func:`corpustok.kernels.pretokenize.split_batch` defines them."""
+    :func:`corpustok.kernels.split.split_batch` defines them."""
     ends = np.empty(max(int(offsets[-1] - offsets[0]), 1), np.int64)
     chunk_offsets = np.empty(len(offsets), np.int64)
     n = split_batch(data, offsets, gpt2_classes(), ends, chunk_offsets)

@@ -9,8 +9,8 @@ from itertools import chain, islice, repeat
 
 import numpy as np
 
-from ._arrow import id_array
-from .kernels.token_table import EMPTY, fill_token_table, lookup_tokens
+from corpustok._arrow import id_array
+from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest
 # id below 2 * entries + SPARSE_IDS_SLACK (gaps are allowed, a stray id of 10**12 is not).
@@ -218,7 +218,7 @@ def merge_ids(merges, tok_sym, tok_off, plain, substrate, strings=False):
     Exact: every match is compared symbol by symbol. Each pass joins a slice of the merges
     into one string, checks where the separators are, and looks the parts up in a Numba hash
     table of the tokens, without a Python string or dict lookup per merge."""
-    from .ube import parse_symbols
+    from corpustok.ube import parse_symbols
 
     size = 16
     while size < 2 * np.count_nonzero(plain):

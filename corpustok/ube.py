@@ -20,8 +20,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._arrow import id_array, id_lists, list_array, string_array, utf8_batch
-from .kernels.ube import SECOND, UBE, UTF8, UTF16, decode_symbols, encode_symbols
+from corpustok._arrow import id_array, id_lists, list_array, string_array, utf8_batch
+from corpustok.kernels.substrate_codec import (SECOND, UBE, UTF8, UTF16, decode_symbols,
+                                               encode_symbols)
 
 SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
 DEVICES = ("cpu", "cuda", "auto")
@@ -138,7 +139,7 @@ def _encoder(device):
         raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
     if device == "cpu":
         return encode_symbols
-    from .kernels import cuda
+    from corpustok.kernels import cuda
 
     if cuda.cuda_available():
         return cuda.encode_symbols_cuda

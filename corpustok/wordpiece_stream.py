@@ -3,8 +3,8 @@ back only the open word (and a tail that may begin a special token); see
 :meth:`WordPiece.stream`."""
 import numpy as np
 
-from ._arrow import utf8_batch
-from .kernels import wordpiece as K
+from corpustok._arrow import utf8_batch
+from corpustok.kernels import wordpiece_walk as K
 
 
 class WordPieceStream:

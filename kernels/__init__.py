@@ -1,1 +1,3 @@
-"""Numba kernels over flat numpy arrays: no Python objects, no I/O, no Beam."""
+"""Installed as ``corpustok.kernels`` (``setup.py`` maps this folder; ``corpustok/kernels`` links here).
+
+Numba kernels over flat numpy arrays: no Python objects, no I/O, no Beam."""

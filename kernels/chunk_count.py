@@ -4,8 +4,8 @@ call (:func:`count_add`)."""
 import numpy as np
 from numba import njit
 
-from .buffers import grown
-from .pretokenize import chunk_end
+from corpustok.kernels.buffers import grown
+from corpustok.kernels.split import chunk_end
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)

@@ -1,7 +1,7 @@
 """Builders for the Fast WordPiece kernels: run once per vocabulary and option set.
 
 The trie with failure links and compact failure pops, laid out as a double array over symbols
-(see ``kernels/wordpiece.py`` for the layout), and the per-code-point E2E table that fuses BERT
+(see ``kernels/wordpiece_walk.py`` for the layout), and the per-code-point E2E table that fuses BERT
 normalization and pre-tokenization. The trie passes are Numba functions over flat arrays (no
 Python object per node), so that vocabularies of millions of entries build in seconds.
 
@@ -17,9 +17,9 @@ lookups amortized O(log S) at worst (path halving). ``P`` is part of the output,
 import numpy as np
 from numba import njit
 
-from .buffers import grown
-from .wordpiece import (FAIL, KIND_EXPAND, KIND_ISOLATED, KIND_REMOVED, KIND_WS,
-                        POP_LEN, POP_OFF, TOKEN)
+from corpustok.kernels.buffers import grown
+from corpustok.kernels.wordpiece_walk import (FAIL, KIND_EXPAND, KIND_ISOLATED, KIND_REMOVED,
+                                              KIND_WS, POP_LEN, POP_OFF, TOKEN)
 
 N_CODEPOINTS = 0x110000
 WS = -KIND_WS

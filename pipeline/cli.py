@@ -20,8 +20,8 @@ import textwrap
 import traceback
 from contextlib import contextmanager
 
-from . import files
-from .workers import keep_freed_memory
+from corpustok.pipeline import files
+from corpustok.pipeline.workers import keep_freed_memory
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED, EXIT_NOT_WRITABLE = 0, 1, 2, 3, 4
 
@@ -168,13 +168,13 @@ def _parser():
     mn.add_argument("--workers", type=_positive(int), default=None,
                     help="local worker processes (default: one in-process worker)")
 
-    from .report import add_report_parser
+    from corpustok.pipeline.report import add_report_parser
     add_report_parser(sub)
     return parser
 
 
 def _cmd_tokenize(args, beam_args):
-    from .run import summary, tokenize
+    from corpustok.pipeline.run import summary, tokenize
     with _worker_log(args.workers) as log:
         result = tokenize(args.inputs, args.out, args.tokenizer,
                           id_column=None if args.no_id else args.id_column,
@@ -230,7 +230,7 @@ def _worker_log(workers):
 
 
 def _entries(out_dir):
-    from .outdir import ENTRY_SUFFIX
+    from corpustok.pipeline.outdir import ENTRY_SUFFIX
     try:
         return {f for f in files.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
     except OSError:
@@ -267,8 +267,8 @@ def _on_interrupt(command, out_dir=None):
 def _cmd_train(args, beam_args):
     from corpustok.ube import alphabet
 
-    from .tokenize import load_tokenizer
-    from .train import train
+    from corpustok.pipeline.tokenize import load_tokenizer
+    from corpustok.pipeline.train import train
     info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
                  text_column=args.text_column, beam_args=beam_args,
                  workers=args.workers, special_tokens=args.special_tokens)
@@ -291,7 +291,7 @@ def _lines(items):
 
 
 def _cmd_encode(args):
-    from .tokenize import load_tokenizer
+    from corpustok.pipeline.tokenize import load_tokenizer
     tok = load_tokenizer(args.tokenizer)
     for text in _lines(args.items):
         print(" ".join(map(str, tok.encode(text))))
@@ -299,7 +299,7 @@ def _cmd_encode(args):
 
 
 def _cmd_decode(args):
-    from .tokenize import load_tokenizer
+    from corpustok.pipeline.tokenize import load_tokenizer
     tok = load_tokenizer(args.tokenizer)
     groups = [args.items] if args.items else (line.split() for line in sys.stdin)
     for group in groups:
@@ -312,7 +312,7 @@ def _cmd_decode(args):
 
 
 def _cmd_main(args):
-    from .main_job import run_main
+    from corpustok.pipeline.main_job import run_main
     return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers)
 
 
@@ -346,7 +346,7 @@ def main(argv=None, handle_signals=False):
         if args.command == "decode":
             return _cmd_decode(args)
         if args.command == "report":
-            from .report import run_report
+            from corpustok.pipeline.report import run_report
             return run_report(args)
         return _cmd_main(args)
     except Exception as e:  # noqa: BLE001 - the one place that maps errors to exit codes
@@ -355,7 +355,7 @@ def main(argv=None, handle_signals=False):
 
 def _explained(e):
     """Whether ``e`` gets a one-line message (exit 2 or 4) rather than a traceback."""
-    from .outdir import not_writable
+    from corpustok.pipeline.outdir import not_writable
     return not_writable(e) is not None or isinstance(e, (ValueError, TypeError, OSError))
 
 
@@ -364,7 +364,7 @@ def _exit_code(command, e):
     exit code for ``e``. Only :class:`~outdir.OutputNotWritable` (raised for the output
     folder) and full or read-only file systems give 4; any other OSError is a bad argument
     or input (2)."""
-    from .outdir import not_writable
+    from corpustok.pipeline.outdir import not_writable
     full = not_writable(e)
     if full is not None:
         where = f" ({files.shown(full.filename)})" if full.filename else ""

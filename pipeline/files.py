@@ -21,7 +21,7 @@ import re
 import uuid
 from contextlib import contextmanager
 
-from corpustok._io import open_binary
+from corpustok.pipeline.compression import open_binary
 
 TMP_PREFIX = ".tmp-corpustok-"  # + run id + "-": a run deletes only temporaries it can name
 PARQUET_BUFFER = 1 << 20

@@ -1,20 +1,20 @@
 """The main job (``corpustok main``, what ``./run_local.sh`` runs): train a UBE BPE tokenizer
 on the embedded UDHR sample, tokenize the sample into Parquet shards, verify that every shard
 decodes back to its documents, print the summary, then the substrate codec's round trip and
-encoding floor per language on the same sample (corpustok.demo)."""
+encoding floor per language on the same sample (corpustok.pipeline.demo)."""
 import os
 import time
 
-from corpustok import demo
+from corpustok.pipeline import demo
 
 
 def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
     """Run the job; returns the exit code (0 when every shard verifies)."""
     import corpustok
 
-    from .run import summary, tokenize
-    from .train import train
-    from .verify import verify_shards
+    from corpustok.pipeline.run import summary, tokenize
+    from corpustok.pipeline.train import train
+    from corpustok.pipeline.verify import verify_shards
     sample = demo.sample_path()
     os.makedirs(out_dir, exist_ok=True)
     tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")

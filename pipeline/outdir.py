@@ -32,8 +32,8 @@ import uuid
 
 from corpustok.schemas import MANIFEST_FORMAT, check_shard_entry
 
-from . import files
-from .config import config_hash
+from corpustok.pipeline import files
+from corpustok.pipeline.config import config_hash
 
 JOB_FILE = "_job.json"
 LOCK_FILE = "_corpustok.lock"

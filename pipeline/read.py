@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpustok._arrow import string_array, utf8_batch
-from corpustok._io import DECODE_ERRORS, strip_compression
+from corpustok.pipeline.compression import DECODE_ERRORS, strip_compression
 from corpustok.schemas import REJECTS, InputFormatError, check_document_columns
 
-from . import files
+from corpustok.pipeline import files
 
 DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
 DEFAULT_SHARD_ROWS = 1 << 20

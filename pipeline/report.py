@@ -3,7 +3,7 @@
 The Beam form reads JSONL files (one file per reading task), counts tokens and base symbols
 per ``(tokenizer, lang, unit)`` in batches (one kernel call per tokenizer and batch) and sums
 them with a CombinePerKey; the characters of each language (for its script) are combined the
-same way. The small per-unit table then goes through the same ``corpustok.report.metrics`` as
+same way. The small per-unit table then goes through the same ``corpustok.pipeline.report_metrics.metrics`` as
 the in-process form, so both give the same numbers.
 """
 import functools
@@ -13,12 +13,13 @@ import tempfile
 import textwrap
 import time
 
-from corpustok.report import (BATCH_RECORDS, DEFAULT_REF, TRAINED, Fields, add_counts,
-                              batch_counts, lang_chars, metrics, read_records, read_texts,
-                              report, tokenizer_info, train_substrates)
-from corpustok.report_output import write_report
+from corpustok.pipeline.report_metrics import (BATCH_RECORDS, DEFAULT_REF, TRAINED, Fields,
+                                               add_counts, batch_counts, lang_chars, metrics,
+                                               read_records, read_texts, report, tokenizer_info,
+                                               train_substrates)
+from corpustok.pipeline.report_output import write_report
 
-from .tokenize import load_tokenizer
+from corpustok.pipeline.tokenize import load_tokenizer
 
 __all__ = ["CountUnitTokens", "beam_counts", "beam_report", "add_report_parser", "run_report"]
 
@@ -111,7 +112,7 @@ def beam_counts(specs, paths, flds=Fields(), batch_size=BATCH_RECORDS, runner=No
     import apache_beam as beam
     from collections import Counter
 
-    from .run import beam_options
+    from corpustok.pipeline.run import beam_options
     if runner is None and options is None:
         options, runner = beam_options()
     with tempfile.TemporaryDirectory(prefix="corpustok-report-") as tmp:
@@ -140,7 +141,7 @@ def beam_counts(specs, paths, flds=Fields(), batch_size=BATCH_RECORDS, runner=No
 
 def beam_report(tokenizers, paths, *, ref_lang=DEFAULT_REF, include_ref=False, flds=Fields(),
                 batch_size=BATCH_RECORDS, runner=None, options=None):
-    """The :class:`corpustok.report.Report` of ``paths`` computed by the Beam job;
+    """The :class:`corpustok.pipeline.report_metrics.Report` of ``paths`` computed by the Beam job;
     ``tokenizers`` ``{name: tokenizer}`` (shipped to the workers as their ``to_dict()``)."""
     specs = {name: _spec(tok) for name, tok in tokenizers.items()}
     counts, chars = beam_counts(specs, paths, flds, batch_size, runner, options)

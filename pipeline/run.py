@@ -13,13 +13,14 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from . import files
-from .config import TokenizeConfig
-from .outdir import ENTRY_SUFFIX, RUN_MANIFEST, OutputClaim, check_out_dir, not_writable
-from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
-from .shards import file_sha256
-from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
-from .workers import local_workers_env
+from corpustok.pipeline import files
+from corpustok.pipeline.config import TokenizeConfig
+from corpustok.pipeline.outdir import (ENTRY_SUFFIX, RUN_MANIFEST, OutputClaim, check_out_dir,
+                                       not_writable)
+from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
+from corpustok.pipeline.shards import file_sha256
+from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
+from corpustok.pipeline.workers import local_workers_env
 
 DEFAULT_MAX_REJECT_FRACTION = 0.5
 
@@ -215,7 +216,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
 
-    from .transforms import NAMESPACE, tokenize_to_shards
+    from corpustok.pipeline.transforms import NAMESPACE, tokenize_to_shards
 
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote paths are read below, before the pipeline exists

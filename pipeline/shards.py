@@ -24,11 +24,11 @@ import pyarrow.parquet as pq
 from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS,
                                check_shard_entry)
 
-from . import files
-from .outdir import ENTRY_SUFFIX, REJECTS_DIR, job_entries, listed_files
-from .read import ReadError, shard_name
-from .shard_parquet import token_parquet_parts
-from .tokenize import TokenBatch
+from corpustok.pipeline import files
+from corpustok.pipeline.outdir import ENTRY_SUFFIX, REJECTS_DIR, job_entries, listed_files
+from corpustok.pipeline.read import ReadError, shard_name
+from corpustok.pipeline.shard_parquet import token_parquet_parts
+from corpustok.pipeline.tokenize import TokenBatch
 
 REJECTED_LISTED = 1000  # rejected rows listed by row in an entry; all of them go to --rejects
 

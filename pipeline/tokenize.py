@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 from corpustok._arrow import list_array, one_array, utf8_batch
 from corpustok.schemas import REJECTS, TOKENS
 
-from . import files
-from .read import DocBatch
+from corpustok.pipeline import files
+from corpustok.pipeline.read import DocBatch
 
 DEFAULT_MAX_DOC_BYTES = 8 << 20
 STREAM_SLICE_BYTES = 1 << 20

@@ -13,10 +13,10 @@ import uuid
 
 import pyarrow.compute as pc
 
-from . import files
-from .read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
-from .shards import write_json
-from .workers import local_workers_env
+from corpustok.pipeline import files
+from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
+from corpustok.pipeline.shards import write_json
+from corpustok.pipeline.workers import local_workers_env
 
 
 def _sizes(batch):
@@ -69,9 +69,9 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
 
     from corpustok.ube import substrate_code
 
-    from .count import CountChunks
-    from .run import beam_options
-    from .transforms import ReadDocuments
+    from corpustok.pipeline.count import CountChunks
+    from corpustok.pipeline.run import beam_options
+    from corpustok.pipeline.transforms import ReadDocuments
 
     substrate_code(substrate)  # fail on bad arguments before reading a corpus
     specials = list(special_tokens)

@@ -12,15 +12,15 @@ import apache_beam as beam
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
-from . import files
-from .config import TokenizeConfig, config_hash
-from .outdir import RUN_MANIFEST
-from .read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS, ReadError, plan_units,
-                   read_unit, shard_name)
-from .shards import (load_entry, remove_shards, run_manifest, stale_entries, write_json,
-                     write_shard)
-from .tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
-from .workers import freeze_in_local_worker
+from corpustok.pipeline import files
+from corpustok.pipeline.config import TokenizeConfig, config_hash
+from corpustok.pipeline.outdir import RUN_MANIFEST
+from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS,
+                                     ReadError, plan_units, read_unit, shard_name)
+from corpustok.pipeline.shards import (load_entry, remove_shards, run_manifest, stale_entries,
+                                       write_json, write_shard)
+from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
+from corpustok.pipeline.workers import freeze_in_local_worker
 
 NAMESPACE = "corpustok"
 ERRORS = "errors"

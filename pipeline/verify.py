@@ -14,9 +14,9 @@ import pyarrow.compute as pc
 from corpustok._arrow import one_array
 from corpustok.schemas import TOKENS, check_run_manifest, check_table
 
-from . import files
-from .read import read_documents
-from .outdir import RUN_MANIFEST
+from corpustok.pipeline import files
+from corpustok.pipeline.read import read_documents
+from corpustok.pipeline.outdir import RUN_MANIFEST
 
 
 @dataclass

@@ -12,7 +12,7 @@ import runpy
 import signal
 import sys
 
-from .workers import WORKER_MARK
+from corpustok.pipeline.workers import WORKER_MARK
 
 BEAM_WORKER = "apache_beam.runners.worker.sdk_worker_main"
 

@@ -64,7 +64,7 @@ class _WorkerLauncher:
         return getattr(subprocess, name)
 
     def Popen(self, args, **kw):  # noqa: N802 - the name Beam calls
-        from .worker_main import BEAM_WORKER
+        from corpustok.pipeline.worker_main import BEAM_WORKER
         if kw.get("shell") and isinstance(args, str) and args.endswith(f"-m {BEAM_WORKER}"):
             args = "exec " + args[:-len(BEAM_WORKER)] + "corpustok.pipeline.worker_main"
         kw.setdefault("start_new_session", True)

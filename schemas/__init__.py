@@ -1,4 +1,6 @@
-"""Arrow schemas of documents in, token rows out and manifests, with validation helpers.
+"""Installed as ``corpustok.schemas`` (``setup.py`` maps this folder; ``corpustok/schemas`` links here).
+
+Arrow schemas of documents in, token rows out and manifests, with validation helpers.
 
 The pipeline renames the user's id/text columns to ``id``/``text`` when it reads them, so
 everything past the reader sees one fixed shape. Token shards record where each row came from

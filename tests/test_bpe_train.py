@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import hf_bpe_train, read_xz_text, shared_corpus_files
 from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
-from corpustok.demo import load_sample
+from corpustok.pipeline.demo import load_sample
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.ube import alphabet
 

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpustok.pipeline.cli import _parser, main
-from corpustok.demo import sample_path
+from corpustok.pipeline.demo import sample_path
 from conftest import TEST_DATA
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")

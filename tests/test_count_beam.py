@@ -5,7 +5,7 @@ import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpustok.bpe_train import ChunkCounts, count_chunks, train_from_counts
-from corpustok.demo import load_sample
+from corpustok.pipeline.demo import load_sample
 from corpustok.pipeline.count import ChunkCountFn, CountChunks
 
 

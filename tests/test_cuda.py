@@ -22,9 +22,9 @@ from conftest import REPO, read_xz_text, shared_corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpustok.demo import load_sample
+from corpustok.pipeline.demo import load_sample
 from corpustok.kernels import cuda as kc
-from corpustok.kernels.ube import UBE, UTF8, UTF16, encode_symbols
+from corpustok.kernels.substrate_codec import UBE, UTF8, UTF16, encode_symbols
 
 SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.demo import sample_path
+from corpustok.pipeline.demo import sample_path
 from corpustok.pipeline import files
 from corpustok.pipeline.run import tokenize
 from corpustok.pipeline.tokenize import load_tokenizer

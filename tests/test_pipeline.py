@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpustok.demo import sample_path
+from corpustok.pipeline.demo import sample_path
 from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.read import shard_name
 from corpustok.pipeline.run import RunResult, tokenize

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import read_xz_text, shared_corpus_files
-from corpustok.kernels.pretokenize import LOOKAHEAD, chunk_end, split_batch
+from corpustok.kernels.split import LOOKAHEAD, chunk_end, split_batch
 from corpustok.pretokenize import GPT2_PATTERN, gpt2_classes, split, split_arrays
 
 PAT = regex.compile(GPT2_PATTERN)

@@ -14,11 +14,11 @@ import pytest
 
 import corpustok
 from corpustok import BytePairTokenizer
-from corpustok.demo import sample_path
+from corpustok.pipeline.demo import sample_path
 from conftest import TEST_DATA
-from corpustok.report import (Fields, count_units, gini, read_records, read_texts, report,
-                              script_of)
-from corpustok.report_output import write_report
+from corpustok.pipeline.report_metrics import (Fields, count_units, gini, read_records, read_texts,
+                                               report, script_of)
+from corpustok.pipeline.report_output import write_report
 
 SAMPLE = sample_path()
 UNIT = Fields(unit="unit")

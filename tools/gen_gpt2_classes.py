@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-LETTER, NUMBER, SPACE = 1, 2, 4  # must match kernels/pretokenize.py
+LETTER, NUMBER, SPACE = 1, 2, 4  # must match kernels/split.py
 OUT = Path(__file__).resolve().parents[1] / "corpustok" / "data" / "gpt2_classes.npz"
 
 

@@ -1,4 +1,4 @@
-"""Writing a token-budget report (:class:`corpustok.report.Report`): per-language and summary
+"""Writing a token-budget report (:class:`corpustok.pipeline.report_metrics.Report`): per-language and summary
 CSV files, the UBE-vs-BBPE comparison, a Markdown summary and, where matplotlib is installed,
 the plots."""
 import csv
@@ -8,7 +8,7 @@ from dataclasses import asdict, fields
 
 import numpy as np
 
-from .report import LangRow, SummaryRow
+from corpustok.pipeline.report_metrics import LangRow, SummaryRow
 
 
 # ---- plots (matplotlib is imported by the caller, only when installed) ---------------------

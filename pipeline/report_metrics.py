@@ -28,7 +28,7 @@ Counting (:func:`count_units`) encodes the records in batches, one ``encode_arra
 per tokenizer and batch, and yields per ``(tokenizer, lang, unit)`` counts; :func:`metrics`
 turns counts into the report. The Beam form (``corpustok.pipeline.report``) produces the same
 counts with a CombinePerKey and feeds the same :func:`metrics`. Writing the report (tables,
-Markdown, plots) is :mod:`corpustok.report_output`.
+Markdown, plots) is :mod:`corpustok.pipeline.report_output`.
 """
 import json
 import os
@@ -39,9 +39,9 @@ from typing import Optional
 
 import numpy as np
 
-from ._arrow import utf8_batch
-from ._io import open_text
-from .ube import symbols_batch
+from corpustok._arrow import utf8_batch
+from corpustok.pipeline.compression import open_text
+from corpustok.ube import symbols_batch
 
 __all__ = ["DEFAULT_REF", "Fields", "LangRow", "SummaryRow", "Report", "gini", "script_of",
            "read_records", "read_texts", "train_substrates", "count_units", "metrics",
@@ -153,8 +153,8 @@ def train_substrates(texts, vocab_size, substrates=TRAINED):
     """``{name: BytePairTokenizer}`` trained at the same ``vocab_size`` on the same texts for
     each ``(name, substrate)``: the chunks are counted once and every substrate learns from
     those counts (as the paper compares BBPE, BBPE16 and UBE)."""
-    from .bpe import BytePairTokenizer
-    from .bpe_train import count_chunks, train_from_counts
+    from corpustok.bpe import BytePairTokenizer
+    from corpustok.bpe_train import count_chunks, train_from_counts
     counts = count_chunks(texts)
     out = {}
     for name, substrate in substrates:

@@ -1,7 +1,7 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
 A model is two flat arrays built once per vocabulary: ``sym_id`` maps the 512 base symbols
-(see :mod:`corpustok.kernels.ube`) to token ids (-1 when the vocabulary lacks the symbol; such
+(see :mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the symbol; such
 symbols are skipped, as HF's BPE model without an unknown token skips them), and an
 open-addressing pair table (:func:`build_pair_table`) maps ``(left_id, right_id)`` to
 ``(rank, new_id)``. Merging applies the lowest-rank pair first, the leftmost on ties, which is
@@ -16,10 +16,10 @@ depend on its state.
 import numpy as np
 from numba import njit
 
-from .bpe_merge import long_work, merge_long, merge_short
-from .pretokenize import LOOKAHEAD, chunk_end
-from .ube import UTF8, UTF16, put_symbols
-from .unicode import utf8_step
+from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
+from corpustok.kernels.split import LOOKAHEAD, chunk_end
+from corpustok.kernels.substrate_codec import UTF8, UTF16, put_symbols
+from corpustok.kernels.unicode import utf8_step
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
 FNV_PRIME = np.int64(1099511628211)

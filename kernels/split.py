@@ -18,7 +18,7 @@ uint8 table of 0x110000 class flags built by ``corpustok.pretokenize.gpt2_classe
 import numpy as np
 from numba import njit
 
-from .unicode import utf8_step
+from corpustok.kernels.unicode import utf8_step
 
 LETTER = 1
 NUMBER = 2

@@ -13,8 +13,8 @@ occurrences are pushed with the words where they gained. A merged string that al
 import numpy as np
 from numba import njit
 
-from .buffers import grown
-from .chunk_count import EMPTY, rehash
+from corpustok.kernels.buffers import grown
+from corpustok.kernels.chunk_count import EMPTY, rehash
 
 SEQ_BASE = np.uint64(0x9E3779B97F4A7C15)  # polynomial hash base for token symbol sequences
 

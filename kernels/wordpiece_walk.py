@@ -30,7 +30,7 @@ invalid UTF-8 decodes to U+FFFD as CPython does.
 import numpy as np
 from numba import njit
 
-from .unicode import utf8_step
+from corpustok.kernels.unicode import utf8_step
 
 KIND_WS = 1
 KIND_REMOVED = 2

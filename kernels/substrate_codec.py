@@ -8,7 +8,7 @@ batch, linear in the bytes of the batch.
 import numpy as np
 from numba import njit
 
-from .unicode import put_utf8, utf8_length, utf8_step, utf16le_step
+from corpustok.kernels.unicode import put_utf8, utf8_length, utf8_step, utf16le_step
 
 UTF8 = 0
 UTF16 = 1
