@@ -2,14 +2,18 @@
 
 Public objects: :class:`WordPiece` (Fast WordPiece, equal to HF ``BertTokenizerFast``),
 :class:`BytePairTokenizer` (byte-level BPE on the ``ube``, ``utf8`` or ``utf16`` substrate),
-:func:`load` for any tokenizer file, and :mod:`corpustok.ube` (the substrate codec).
+:func:`load` for any tokenizer file, :mod:`corpustok.ube` (the substrate codec), the
+:class:`Tokenizer` protocol both classes satisfy, and :class:`Utf8Batch` (a batch of UTF-8
+documents as flat arrays, what ``encode_arrays`` takes). ``corpustok.reference`` holds the
+readable pure-Python versions of the kernels that the tests compare against.
 """
 import importlib
 import json
 import os
 
 __version__ = "0.1.0"
-__all__ = ["WordPiece", "BytePairTokenizer", "load", "ube", "__version__"]
+__all__ = ["WordPiece", "BytePairTokenizer", "Tokenizer", "Utf8Batch", "load", "ube",
+           "__version__"]
 
 FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
 
@@ -22,6 +26,12 @@ def __getattr__(name):
     if name == "BytePairTokenizer":
         from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer
+    if name == "Tokenizer":
+        from corpustok.tokenizer import Tokenizer
+        return Tokenizer
+    if name == "Utf8Batch":
+        from corpustok._arrow import Utf8Batch
+        return Utf8Batch
     if name == "ube":
         return importlib.import_module("corpustok.ube")
     raise AttributeError(f"module 'corpustok' has no attribute {name!r}")

@@ -44,7 +44,3 @@ def open_binary(path: str, raw=None):
         return io.BufferedReader(pa.CompressedInputStream(stored, "zstd"), 1 << 20)
     return open(path, "rb") if raw is None else raw
 
-
-def open_text(path: str):
-    """:func:`open_binary` decoded as UTF-8 text."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8")

@@ -113,7 +113,7 @@ def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
     """One ``Unit`` per row group of ``path``, with the slice size that keeps a shard near
     ``shard_bytes`` of (uncompressed) text. Raises on an unreadable footer or bad columns."""
     with files.parquet_file(path) as pf:
-        check_document_columns(pf.schema_arrow, id_column, text_column, path)
+        check_document_columns(pf.schema_arrow, id_column, text_column, files.shown(path))
         md = pf.metadata
     # The text column's Parquet leaf (exact path first: column names may contain dots).
     paths = [md.schema.column(i).path for i in range(md.num_columns)]
@@ -332,9 +332,12 @@ def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_do
     return read_parquet_unit(unit, id_column, text_column, is_done)
 
 
-# What makes an input unreadable (counted against that file; the job goes on). Anything else
-# raised while reading is a bug of ours and fails the job.
-READ_ERRORS = (OSError, ReadFailure, InputFormatError, pa.ArrowException)
+# What makes an input unreadable (counted against that file; the job goes on): I/O (OSError,
+# which pyarrow's ArrowIOError is), a damaged compressed stream (ReadFailure), a layout we
+# cannot read (InputFormatError), a file pyarrow finds invalid or uses a Parquet feature it
+# lacks. Anything else raised while reading is a bug of ours and fails the job (exit 3).
+READ_ERRORS = (OSError, ReadFailure, InputFormatError, pa.ArrowInvalid,
+               pa.ArrowNotImplementedError)
 
 
 def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT_SHARD_BYTES,
@@ -345,7 +348,7 @@ def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT
         for unit in plan_units(path, id_column, text_column, shard_bytes, shard_rows):
             yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows)
     except READ_ERRORS as e:
-        shown = files.shown(path)
-        if isinstance(e, InputFormatError) and str(e).startswith(shown):
+        if isinstance(e, InputFormatError) and e.path is not None:
             raise  # already names the file
-        raise InputFormatError(f"{shown}: {type(e).__name__}: {e}") from e
+        shown = files.shown(path)
+        raise InputFormatError(f"{shown}: {type(e).__name__}: {e}", path=shown) from e

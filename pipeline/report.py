@@ -198,13 +198,11 @@ def add_report_parser(subparsers):
                    help="reference language of the premiums (default: %(default)s)")
     p.add_argument("--include-ref", action="store_true",
                    help="count the reference language (premium 1) in the Gini and the means")
-    p.add_argument("--unit-field", default="id",
-                   help="record field holding the alignment unit (default: %(default)s; the "
-                        "embedded sample corpustok/data/udhr_sample.jsonl uses unit)")
-    p.add_argument("--lang-field", default="lang",
-                   help="record field holding the language (default: %(default)s)")
-    p.add_argument("--text-field", default="text",
-                   help="record field holding the text (default: %(default)s)")
+    for name, default, what in (("unit", "id", "the alignment unit (the embedded sample "
+                                                 "corpustok/data/udhr_sample.jsonl uses unit)"),
+                                ("lang", "lang", "the language"), ("text", "text", "the text")):
+        p.add_argument(f"--{name}-field", default=default,
+                       help=f"record field holding {what} (default: %(default)s)")
     p.add_argument("--beam", action="store_true",
                    help="count with the Beam job (FnApiRunner, for large corpora) instead of "
                         "in-process; same numbers")

@@ -30,17 +30,19 @@ turns counts into the report. The Beam form (``corpustok.pipeline.report``) prod
 counts with a CombinePerKey and feeds the same :func:`metrics`. Writing the report (tables,
 Markdown, plots) is :mod:`corpustok.pipeline.report_output`.
 """
+import io
 import json
 import os
 import unicodedata
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from corpustok._arrow import utf8_batch
-from corpustok.pipeline.compression import open_text
+from corpustok.pipeline import files
 from corpustok.ube import symbols_batch
 
 __all__ = ["DEFAULT_REF", "Fields", "LangRow", "SummaryRow", "Report", "gini", "script_of",
@@ -105,11 +107,21 @@ class Report:
 
 
 # ---- input ---------------------------------------------------------------------------------
+@contextmanager
+def _text_lines(path):
+    """Lines of a (possibly compressed, possibly remote) text file, through the pipeline's
+    one file layer."""
+    with files.open_lines(path) as f:
+        yield io.TextIOWrapper(f, encoding="utf-8")
+
+
 def read_records(paths):
-    """Records (dicts) of JSONL files (plain, ``.gz``, ``.xz`` or ``.zst``); blank lines are
-    skipped; ValueError names the file and line of malformed JSON."""
+    """Records (dicts) of JSONL files (plain, ``.gz``, ``.xz`` or ``.zst``, local or remote);
+    blank lines are skipped. A malformed line stops the report with its file and line
+    (ValueError), where the tokenize job counts it as a reject: a report missing a line would
+    misstate that language's figures without saying so."""
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        with open_text(os.fspath(path)) as f:
+        with _text_lines(os.fspath(path)) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -131,7 +143,7 @@ def read_texts(paths, max_bytes=None, piece_bytes=1 << 20):
     the cut."""
     total = 0
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        with open_text(os.fspath(path)) as f:
+        with _text_lines(os.fspath(path)) as f:
             buf, size = [], 0
             for line in f:
                 if max_bytes is not None and total + size + len(line) > max_bytes:

@@ -61,7 +61,11 @@ MANIFEST_VERSION = 1
 class InputFormatError(ValueError):
     """An input file whose layout cannot be read as documents (a missing or mistyped column,
     fields no record has, fewer rows than its footer says): counted against that file, the
-    rest of the job goes on."""
+    rest of the job goes on. ``path`` is set when the message already names the file."""
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.path = path
 
 
 class ColumnTypeError(InputFormatError, TypeError):
@@ -85,11 +89,12 @@ def check_document_columns(schema: pa.Schema, id_column, text_column: str, where
             continue
         if col not in names:
             raise InputFormatError(f"{where}: missing {role} column {col!r} (columns: "
-                             f"{', '.join(names) or 'none'}); choose another with {flag}")
+                                   f"{', '.join(names) or 'none'}); choose another with {flag}",
+                                   path=where)
         t = schema.field(col).type
         if t not in types:
             raise ColumnTypeError(f"{where}: {role} column {col!r} has type {t}, expected one of "
-                            f"{_type_list(types)}")
+                                  f"{_type_list(types)}", path=where)
 
 
 def check_table(table: pa.Table, schema: pa.Schema, where: str = "table"):

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline import files
+from corpustok.pipeline import beam_files, files
 from corpustok.pipeline.run import tokenize
 from corpustok.pipeline.tokenize import load_tokenizer
 from corpustok.pipeline.train import train
@@ -36,7 +36,7 @@ def _forget_options():
 def memfs():
     MemFileSystem.clear()
     _forget_options()
-    files._remote_identity.cache_clear()  # identities are cached per process
+    beam_files.remote_identity.cache_clear()  # identities are cached per process
     yield MemFileSystem
     assert not MemFileSystem.open_handles, "a remote file was left open"
     MemFileSystem.clear()
@@ -99,7 +99,7 @@ def test_file_operations(memfs, options):
     assert files.read_bytes(f"{ROOT}/d/x.txt") == b"abc" and files.size(f"{ROOT}/d/x.txt") == 3
     before = files.identity(f"{ROOT}/d/x.txt")
     _put(f"{ROOT}/d/x.txt", b"abc")  # rewritten: a new modification time, a new identity
-    files._remote_identity.cache_clear()
+    beam_files.remote_identity.cache_clear()
     assert files.identity(f"{ROOT}/d/x.txt") != before
     with pytest.raises(OSError, match="ClientError"):  # the client's own error, as an OSError
         files.read_bytes(f"{ROOT}/d/missing.txt")
