@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpustok
-from corpustok import ube
+from corpustok import reference, ube
 from corpustok.bpe import BytePairTokenizer
 from corpustok.kernels.bpe_merge import build_pair_table, long_work, merge_long, merge_short
 from corpustok.pretokenize import GPT2_PATTERN
+from corpustok.reference import merge_ids as ref_merge
 
 from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
 
@@ -26,49 +27,9 @@ SPECIALS = ("<|endoftext|>", "<pad>", "<pad><pad>")
 
 
 # --- references (tests only) -------------------------------------------------------------
-def ref_merge(seq, ranks):
-    """GPT-2's ``bpe()`` on ids: merge every occurrence of the lowest-rank pair, repeat."""
-    seq = list(seq)
-    while True:
-        found = [(ranks[p][0], p) for p in zip(seq, seq[1:]) if p in ranks]
-        if not found:
-            return seq
-        _, (a, b) = min(found)
-        out, i = [], 0
-        while i < len(seq):
-            if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
-                out.append(ranks[(a, b)][1])
-                i += 2
-            else:
-                out.append(seq[i])
-                i += 1
-        seq = out
-
-
 def ref_decode(tok, ids):
-    """Python codecs on maximal runs of one alphabet; specials end a run and are literal."""
-    codec = "utf-16-le" if tok.substrate == "utf16" else "utf-8"
-    index = {s: k for k, s in enumerate(ube.SYMBOL_STRINGS)}
-    out, run, second = [], [], False
-
-    def flush():
-        out.append(bytes(run).decode("utf-16-le" if second else codec, "replace"))
-        run.clear()
-
-    for i in ids:
-        t = tok.id_to_token(i)
-        if t in tok.special_tokens:
-            flush()
-            out.append(t)
-            continue
-        for ch in t:
-            s = index[ch]
-            if (s >= 256) != second:
-                flush()
-                second = s >= 256
-            run.append(s & 0xFF)
-    flush()
-    return "".join(out)
+    """:func:`corpustok.reference.decode` with the tokenizer's table, substrate and specials."""
+    return reference.decode(ids, tok.id_to_token, tok.substrate, tok.special_tokens)
 
 
 def hf_bpe(vocab, merges):

@@ -1,7 +1,6 @@
 """BPE trainer: chunk counting against regex + Counter, merges and vocab against HF
 ``BpeTrainer`` (the external oracle) run on the same chunks mapped to symbol strings."""
 import pickle
-from collections import Counter
 
 import pyarrow as pa
 import pytest
@@ -10,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import hf_bpe_train, read_xz_text, shared_corpus_files
+from corpustok import reference
 from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
 from corpustok.pipeline.demo import load_sample
 from corpustok.pretokenize import GPT2_PATTERN
@@ -20,8 +20,8 @@ SPECIALS = ("<|endoftext|>", "<pad>")
 
 
 def reference_counts(texts):
-    """regex.findall + Counter: the plain-Python reference of chunk counting."""
-    return dict(Counter(c for t in texts for c in regex.findall(GPT2_PATTERN, t)))
+    """:func:`corpustok.reference.count_chunks` splitting with ``regex`` (the oracle)."""
+    return reference.count_chunks(texts, regex.compile(GPT2_PATTERN).findall)
 
 
 def assert_same_as_hf(counts, vocab_size, substrate, min_frequency=0, special_tokens=()):

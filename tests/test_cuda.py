@@ -8,7 +8,6 @@ the kernels can (the child, or a process that has a real GPU). The simulator run
 as Python (~15 KB/s), so batches are small but cover every boundary case; the sweep over all
 1,112,064 scalar values is ``slow``.
 """
-import codecs
 import importlib.util
 import os
 import random
@@ -22,6 +21,7 @@ from conftest import REPO, read_xz_text, shared_corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpustok import reference
 from corpustok.pipeline.demo import load_sample
 from corpustok.kernels import cuda as kc
 from corpustok.kernels.substrate_codec import UBE, UTF8, UTF16, encode_symbols
@@ -36,31 +36,10 @@ BIG = (16, 256)  # few simulated threads per byte, for the larger batches
 ALL_SCALARS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 
 
-# --- pure-Python reference (tests only) --------------------------------------------------
-def _count_replace(exc):
-    _count_replace.n += 1
-    return "\ufffd", exc.end
-
-
-codecs.register_error("corpustok-test-count", _count_replace)
-
-
+# --- pure-Python reference ---------------------------------------------------------------
 def ref_encode(docs, substrate):
-    """``(symbols, out_offsets, replaced)`` from the definition, one character at a time:
-    bytes decoded as ``decode("utf-8", "replace")`` (counting each U+FFFD it makes)."""
-    symbols, offsets, replaced = [], [0], []
-    for raw in docs:
-        _count_replace.n = 0
-        for ch in raw.decode("utf-8", "corpustok-test-count"):
-            u8 = ch.encode("utf-8")
-            if substrate == UTF8 or (substrate == UBE and len(u8) <= 2):
-                symbols.extend(u8)
-            else:
-                base = 256 if substrate == UBE else 0
-                symbols.extend(base + b for b in ch.encode("utf-16-le"))
-        offsets.append(len(symbols))
-        replaced.append(_count_replace.n)
-    return symbols, offsets, replaced
+    """:func:`corpustok.reference.encode_symbols` for a kernel substrate code."""
+    return reference.encode_symbols(docs, {v: k for k, v in SUBSTRATES.items()}[substrate])
 
 
 # --- helpers -----------------------------------------------------------------------------

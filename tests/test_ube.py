@@ -9,42 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpustok import ube
+from corpustok.reference import decode_symbols as ref_decode
+from corpustok.reference import symbol_ids as ref_symbol_ids
+from corpustok.reference import symbol_string
 
 SUBSTRATES = ("utf8", "utf16", "ube")
 ALL_SCALARS = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 GPT2_TABLE_SHA256 = "3bd96da9fcd14021199c10cd38baa447294f336f25d71c2881b5cfabaf6f7c28"
-
-
-# --- pure-Python references (tests only) -------------------------------------------------
-def ref_symbol_ids(text, substrate):
-    """Symbol ids straight from the definition, one character at a time."""
-    ids = []
-    for ch in text:
-        u8 = ch.encode("utf-8")
-        if substrate == "utf8" or (substrate == "ube" and len(u8) <= 2):
-            ids.extend(u8)
-        elif substrate == "utf16":
-            ids.extend(ch.encode("utf-16-le"))
-        else:
-            ids.extend(256 + b for b in ch.encode("utf-16-le"))
-    return ids
-
-
-def ref_decode(ids, substrate):
-    """Flush on switch: maximal runs of one alphabet, each decoded by Python's codec."""
-    codec = "utf-16-le" if substrate == "utf16" else "utf-8"
-    out, run, second = [], [], False
-    for s in ids:
-        if (s >= 256) != second:
-            out.append(bytes(run).decode("utf-16-le" if second else codec, "replace"))
-            run, second = [], s >= 256
-        run.append(s & 0xFF)
-    out.append(bytes(run).decode("utf-16-le" if second else codec, "replace"))
-    return "".join(out)
-
-
-def symbol_string(ids):
-    return "".join(ube.SYMBOL_STRINGS[i] for i in ids)
 
 
 # --- tables and fixed vectors ------------------------------------------------------------

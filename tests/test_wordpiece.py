@@ -11,6 +11,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 import corpustok
 from corpustok._arrow import utf8_batch
+from corpustok.reference import wordpiece_word
 from corpustok.wordpiece import WordPiece
 from conftest import TEST_DATA, read_xz_text
 
@@ -254,25 +255,6 @@ def test_lone_surrogates_count_as_replaced():
 
 
 # ---------------------------------------------------------------- single-word LinMaxMatch
-def reference_maxmatch(word, vocab, unk, prefix, max_chars):
-    """HF ``WordPiece`` on one word, written plainly: longest match first, whole-word UNK."""
-    if len(word) > max_chars:
-        return [vocab[unk]]
-    out, start = [], 0
-    while start < len(word):
-        end = len(word)
-        while end > start:
-            piece = (prefix if start else "") + word[start:end]
-            if piece in vocab:
-                out.append(vocab[piece])
-                break
-            end -= 1
-        if end == start:
-            return [vocab[unk]]
-        start = end
-    return out
-
-
 small_tokens = st.text(alphabet="ab#c", min_size=0, max_size=5)
 
 
@@ -289,7 +271,7 @@ def test_linmaxmatch_single_word(tokens, words, prefix, max_chars):
     got = wp.encode_words(words).to_pylist()
     assert len(got) == len(words)
     for w, g in zip(words, got):
-        assert g == reference_maxmatch(w, vocab, "[UNK]", prefix, max_chars), w
+        assert g == wordpiece_word(w, vocab, "[UNK]", prefix, max_chars), w
         assert g == (ref.encode(w).ids if w else []), w
 
 
@@ -321,7 +303,7 @@ def test_long_tokens_are_linear_and_exact():
     vocab = {t: i for i, t in enumerate(tokens)}
     for n in (1, 199, 200, 201, 250, 1000):
         assert wp.encode_words(["a" * n]).to_pylist()[0] == \
-            reference_maxmatch("a" * n, vocab, "[UNK]", "##", 10**6)
+            wordpiece_word("a" * n, vocab, "[UNK]", "##", 10**6)
 
 
 # ---------------------------------------------------------------- decode
