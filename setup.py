@@ -23,13 +23,13 @@ setup(
     install_requires=[
         "numba>=0.60",
         "numpy>=1.24,<2.5",
-        "pyarrow>=14,<26",
+        "pyarrow>=16,<26",  # BYTE_STREAM_SPLIT on int32 (token shards)
         "apache-beam>=2.60",
-        "zstandard>=0.22",
     ],
     extras_require={
         "test": ["pytest>=7", "hypothesis>=6.100", "tokenizers>=0.20", "regex>=2024.5.15",
-                 "tiktoken>=0.7", "matplotlib>=3.7", "duckdb>=1.1"],
+                 "tiktoken>=0.7", "matplotlib>=3.7", "duckdb>=1.1", "polars>=2.1",
+                 "zstandard>=0.22"],
         "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15"],
         "plot": ["matplotlib>=3.7"],
         # NVIDIA's maintained CUDA target for Numba, with NVVM and the CUDA 12 runtime as wheels.

@@ -21,16 +21,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS,
-                               check_shard_entry)
+from corpustok._arrow import one_array
+from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS, TOKENS,
+                               check_shard_entry, check_table)
 
 from corpustok.pipeline import files
 from corpustok.pipeline.outdir import ENTRY_SUFFIX, REJECTS_DIR, job_entries, listed_files
 from corpustok.pipeline.read import ReadError, shard_name
-from corpustok.pipeline.shard_parquet import token_parquet_parts
 from corpustok.pipeline.tokenize import TokenBatch
 
 REJECTED_LISTED = 1000  # rejected rows listed by row in an entry; all of them go to --rejects
+# How token shards are written (docs/decisions.md, "Token shards through pyarrow"): ids
+# BYTE_STREAM_SPLIT then zstd level 1, no dictionary, min/max statistics on every column but
+# the ids (nobody filters on them).
+TOKEN_PARQUET = dict(compression="zstd", compression_level=1, use_dictionary=False,
+                     column_encoding={"tokens.list.element": "BYTE_STREAM_SPLIT"},
+                     write_statistics=[n for n in TOKENS.names if n != "tokens"])
 
 
 def file_sha256(path, block=1 << 20) -> str:
@@ -47,25 +53,20 @@ def write_json(path, obj, run_id=None):
 
 
 def write_parquet(path, table: pa.Table, run_id=None):
-    """Rejects (and empty token tables) through pyarrow: one row group, zstd level 1, no
-    host/time metadata. Non-empty token tables go through :func:`write_tokens`."""
+    """Rejects through pyarrow: one row group, zstd level 1, no host/time metadata."""
     files.write_atomic(path, lambda f: pq.write_table(
         table, f, compression="zstd", compression_level=1, row_group_size=max(1, table.num_rows),
         use_dictionary=[c for c in ("source", "reason") if c in table.schema.names]), run_id)
 
 
 def write_tokens(path, table: pa.Table, run_id=None):
-    """A token shard: written by ``shard_parquet`` (less than half the CPU of pyarrow's writer
-    for the same Parquet schema, see there); an empty table by pyarrow."""
-    if not table.num_rows:
-        write_parquet(path, table, run_id)
-        return
-    parts = token_parquet_parts(table)
-
-    def write(f):
-        for part in parts:
-            f.write(part)
-    files.write_atomic(path, write, run_id)
+    """A token shard (schema TOKENS, ``tokens`` list or large_list of int32): one row group,
+    written with ``TOKEN_PARQUET``. Each column goes in as one chunk, so the file's bytes
+    depend on the rows alone, not on how the table was put together."""
+    check_table(table, TOKENS, files.shown(path))
+    table = pa.Table.from_arrays([one_array(c) for c in table.columns], schema=table.schema)
+    files.write_atomic(path, lambda f: pq.write_table(
+        table, f, row_group_size=max(1, table.num_rows), **TOKEN_PARQUET), run_id)
 
 
 def entry_path(out_dir, name):
