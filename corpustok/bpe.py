@@ -19,7 +19,7 @@ import pyarrow as pa
 from corpustok import FILE_FORMAT
 from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
 from corpustok.bpe_stream import BpeStreamDecoder, BpeStreamEncoder
-from corpustok.kernels.bpe_encode import CACHE_IDS, CACHE_KEY, encode_docs, expand_ids, stitch_text
+from corpustok.kernels.bpe_encode import chunk_cache, encode_docs, expand_ids, stitch_text
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.pretokenize import gpt2_classes
@@ -129,14 +129,15 @@ class BytePairTokenizer:
         self._sym_id = np.array([self._vocab.get(s, -1) for s in SYMBOL_STRINGS], np.int32)
         # special-token matcher: any order, the kernel keeps the longest match at a position
         enc = [s.encode("utf-8", "surrogatepass") for s in specials]
-        self._sp_data = np.frombuffer(b"".join(enc) or b"\0", np.uint8)  # read-only either way
-        self._sp_match_off = np.zeros(len(enc) + 1, np.int64)
-        np.cumsum([len(b) for b in enc], out=self._sp_match_off[1:])
-        self._sp_id = np.array([self._vocab[s] for s in specials], np.int32)
-        self._sp_first = np.zeros(256, bool)
+        sp_off = np.zeros(len(enc) + 1, np.int64)
+        np.cumsum([len(b) for b in enc], out=sp_off[1:])
+        sp_first = np.zeros(256, bool)
         for b in enc:
             if b:
-                self._sp_first[b[0]] = True
+                sp_first[b[0]] = True
+        self._sp_match = (np.frombuffer(b"".join(enc) or b"\0", np.uint8),  # read-only either way
+                          sp_off, np.array([self._vocab[s] for s in specials], np.int32),
+                          sp_first)
         self._sp_bytes = [b for b in enc if b]
 
     def _build_merges(self, merges, strings=False):
@@ -174,11 +175,7 @@ class BytePairTokenizer:
         """This thread's chunk cache: flat arrays the kernel reads and fills."""
         c = getattr(self._local, "cache", None)
         if c is None:
-            n = self._cache_size
-            meta = np.zeros((n, 5), np.int64)  # hash, bytes (-1: empty), ids, U+FFFD, uses
-            meta[:, 1] = -1
-            c = (meta, np.zeros(n * CACHE_KEY, np.uint8), np.zeros(n * CACHE_IDS, np.int32))
-            self._local.cache = c
+            c = self._local.cache = chunk_cache(self._cache_size)
         return c
 
     # ---- training and interchange -----------------------------------------------------------
@@ -354,9 +351,8 @@ class BytePairTokenizer:
             data = data.view()
             data.setflags(write=False)
         offsets = np.array(offsets, np.int64)
-        return encode_docs(data, offsets, self._code, gpt2_classes(), self._sym_id,
-                           self._pairs, *self._cache(),
-                           self._sp_data, self._sp_match_off, self._sp_id, self._sp_first,
+        model = (self._code, gpt2_classes(), self._sym_id, self._pairs)
+        return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final)
 
     def encode_arrays(self, batch, *, recognize_special=False):

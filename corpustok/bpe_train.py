@@ -192,7 +192,7 @@ def _learn(keys, key_off, counts, vocab_size, substrate, min_frequency, special_
     tok_seq = np.array([x for q in seqs for x in q], np.int64)
 
     sym, word_off, _ = encode_symbols(keys, key_off, code)
-    left, right, new, tok_seq, tok_off = learn_merges(
+    learned, tok_seq, tok_off = learn_merges(
         lut[sym], word_off, np.ascontiguousarray(counts, np.int64), tok_seq, tok_off,
         int(vocab_size), int(min_frequency))
     n_initial = len(id_to_str)
@@ -201,7 +201,8 @@ def _learn(keys, key_off, counts, vocab_size, substrate, min_frequency, special_
     for t in range(n_initial, len(off) - 1):
         id_to_str.append("".join(symbols[x] for x in seq_list[off[t]:off[t + 1]]))
     vocab = {s: i for i, s in enumerate(id_to_str)}
-    merges = [(id_to_str[a], id_to_str[b]) for a, b in zip(left.tolist(), right.tolist())]
+    left, right = learned["left"].tolist(), learned["right"].tolist()
+    merges = [(id_to_str[a], id_to_str[b]) for a, b in zip(left, right)]
     return vocab, merges
 
 

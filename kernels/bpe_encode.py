@@ -1,41 +1,48 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
-A model is two flat arrays built once per vocabulary: ``sym_id`` maps the 512 base symbols
-(see :mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the symbol; such
-symbols are skipped, as HF's BPE model without an unknown token skips them), and an
-open-addressing pair table (:func:`build_pair_table`) maps ``(left_id, right_id)`` to
-``(rank, new_id)``. Merging applies the lowest-rank pair first, the leftmost on ties, which is
-exactly HF's ``Word::merge_all`` and GPT-2's ``bpe()`` (the table and the merge loops are in
-:mod:`corpustok.kernels.bpe_merge`).
+A model is the tuple ``(substrate, cls, sym_id, pairs)`` built once per vocabulary: ``cls``
+is the GPT-2 pre-tokenizer's class table, ``sym_id`` maps the 512 base symbols (see
+:mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the
+symbol; such symbols are skipped, as HF's BPE model without an unknown token skips them), and
+``pairs`` is the open-addressing pair table of :func:`corpustok.kernels.bpe_merge.build_pair_table`.
+Merging applies the lowest-rank pair first, the leftmost on ties, which is exactly HF's
+``Word::merge_all`` and GPT-2's ``bpe()``.
 
-Chunks (GPT-2 pre-tokenizer pieces) are looked up first in a bounded cache keyed by the chunk's
-bytes: fixed-size flat arrays, 4-slot probing, least-used eviction with aging, so memory is
-constant and a hit costs one hash of the chunk plus a byte compare. The cache is a pure memo: results never
-depend on its state.
+Chunks (GPT-2 pre-tokenizer pieces) are looked up first in a bounded cache ``(meta, c_key,
+c_ids)`` keyed by the chunk's bytes: fixed-size flat arrays, 4-slot probing, least-used
+eviction with aging, so memory is constant and a hit costs one hash of the chunk plus a byte
+compare. The cache is a pure memo: results never depend on its state.
+
+:func:`encode_docs` loops over documents and the segments between special tokens; the steps
+below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
+over these tuples and the work arrays ``(ids, rank, new)``: :func:`_next_special`,
+:func:`_encode_run` (the chunk loop, with the streaming rule :func:`_settled`) and
+:func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
+arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
 """
 import numpy as np
 from numba import njit
 
 from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
 from corpustok.kernels.split import LOOKAHEAD, chunk_end
-from corpustok.kernels.substrate_codec import UTF8, UTF16, put_symbols
+from corpustok.kernels.substrate_codec import UTF16, count_symbols, put_symbols
 from corpustok.kernels.unicode import utf8_step
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
 FNV_PRIME = np.int64(1099511628211)
 SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
+WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
 CACHE_KEY = 64  # chunks longer than this many bytes are not cached
 CACHE_IDS = 32  # nor chunks of more tokens
 CACHE_PROBES = 4
+HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
 
 
 @njit(nogil=True, cache=True, _nrt=False)
 def chunk_symbols(data, s, e, substrate, sym_id, ids):
-    """Token ids of the base symbols of ``data[s:e]`` into ``ids`` (room for ``3 * (e - s)``);
-    returns ``(count, U+FFFD replacements)``. Symbols outside the vocabulary are skipped.
-    O(e - s)."""
+    """Token ids of the base symbols of ``data[s:e]`` into ``ids`` (room for those symbols);
+    returns their count. Symbols outside the vocabulary are skipped. O(e - s)."""
     n = 0
-    bad = 0
     i = s
     while i < e:
         b = np.int64(data[i])
@@ -51,8 +58,7 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
                     n += 1
             i += 1
             continue
-        cp, m, r = utf8_step(data, i, e)
-        bad += r
+        cp, m, _ = utf8_step(data, i, e)
         i += m
         stop = put_symbols(cp, substrate, ids, n)
         k = n
@@ -62,33 +68,7 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
                 ids[n] = t
                 n += 1
             k += 1
-    return n, bad
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def symbol_total(data, s, e, substrate):
-    """Exact number of base symbols of ``data[s:e]``. O(e - s)."""
-    c = 0
-    i = s
-    while i < e:
-        b = np.int64(data[i])
-        if b < 0x80:
-            c += 2 if substrate == UTF16 else 1
-            i += 1
-            continue
-        cp, m, r = utf8_step(data, i, e)
-        i += m
-        if substrate == UTF16:
-            c += 2 if cp < 0x10000 else 4
-        elif cp < 0x80:
-            c += 1
-        elif cp < 0x800:
-            c += 2
-        elif cp < 0x10000:
-            c += 3 if substrate == UTF8 else 2
-        else:
-            c += 4
-    return c
+    return n
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -109,8 +89,17 @@ def _same_bytes(a, i, b, j, n):
     return True
 
 
+def chunk_cache(slots):
+    """An empty chunk cache of ``slots`` (a power of two) slots: ``(meta int64 [slots, 4],
+    c_key uint8, c_ids int32)``, slot ``s`` keeping its bytes at ``c_key[s * CACHE_KEY:]`` and
+    its ids at ``c_ids[s * CACHE_IDS:]``."""
+    meta = np.zeros((slots, 4), np.int64)
+    meta[:, BYTES] = -1
+    return meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32)
+
+
 @njit(nogil=True, cache=True, _nrt=False)
-def _cache_find(meta, c_key, data, s, e, h):
+def _cache_find(cache, data, s, e, h):
     """Slot holding chunk ``data[s:e]`` (hash ``h``), or ``-1 - slot`` of the slot to fill.
 
     Probes ``CACHE_PROBES`` consecutive slots; a hit bumps the slot's use count. On a miss the
@@ -118,6 +107,7 @@ def _cache_find(meta, c_key, data, s, e, h):
     frequent chunks stay while one-off chunks (most of a text's distinct ones) cycle through.
     O(CACHE_PROBES + chunk length).
     """
+    meta, c_key, _ = cache
     mask = len(meta) - 1
     base = h & mask
     length = e - s
@@ -125,172 +115,206 @@ def _cache_find(meta, c_key, data, s, e, h):
     victim = base
     for t in range(CACHE_PROBES):
         slot = (base + t) & mask
-        if meta[slot, 1] < 0:
+        if meta[slot, BYTES] < 0:
             if empty < 0:
                 empty = slot
             continue
-        if meta[slot, 0] == h and meta[slot, 1] == length and \
+        if meta[slot, HASH] == h and meta[slot, BYTES] == length and \
                 _same_bytes(data, s, c_key, slot * CACHE_KEY, length):
-            if meta[slot, 4] < 1 << 20:
-                meta[slot, 4] += 1
+            if meta[slot, USES] < 1 << 20:
+                meta[slot, USES] += 1
             return slot
-        if meta[slot, 4] < meta[victim, 4]:
+        if meta[slot, USES] < meta[victim, USES]:
             victim = slot
     if empty >= 0:
         return -1 - empty
     for t in range(CACHE_PROBES):
-        meta[(base + t) & mask, 4] >>= 1
+        meta[(base + t) & mask, USES] >>= 1
     return -1 - victim
 
 
-@njit(nogil=True, cache=True)
-def encode_long_chunk(data, s, e, substrate, sym_id, pairs, out, j):
-    """Encode a chunk too long for the batch kernel's work arrays in place in ``out[j:]``
-    (which has room for its base symbols) with :func:`merge_long`; returns ``(ids, U+FFFD)``.
-    O(m log m) time and 32 bytes of work memory per symbol for m symbols."""
-    ids = out[j:j + symbol_total(data, s, e, substrate)]
-    n, bad = chunk_symbols(data, s, e, substrate, sym_id, ids)
-    rank, new, nxt, prv, heap = long_work(n)
-    return merge_long(ids, n, pairs, rank, new, nxt, prv, heap), bad
+@njit(nogil=True, cache=True, _nrt=False)
+def _cache_get(cache, slot, out, j):
+    """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
+    meta, _, c_ids = cache
+    n = meta[slot, IDS]
+    base = slot * CACHE_IDS
+    for k in range(n):
+        out[j + k] = c_ids[base + k]
+    return n
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _special_at(data, p, end, sp_data, sp_off, sp_id):
-    """``(length, id)`` of the longest special token starting at ``data[p]``, or ``(0, -1)``."""
-    best = 0
-    tok = -1
-    for k in range(len(sp_id)):
-        a = sp_off[k]
-        n = sp_off[k + 1] - a
-        if n > best and p + n <= end and _same_bytes(data, p, sp_data, a, n):
-            best = n
-            tok = sp_id[k]
-    return best, tok
-
-
-WORK = 1024  # symbols a chunk may have to go through the batch kernel's own work arrays
-
-
-@njit(nogil=True, cache=True)
-def encode_docs(data, offsets, substrate, cls, sym_id, pairs, meta, c_key, c_ids,
-                sp_data, sp_off, sp_id, sp_first, recognize, final):
-    """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
-
-    Pre-tokenizes with the GPT-2 ``chunk_end``, maps each chunk to base-symbol token ids and
-    merges it (cache first: ``meta``/``c_key``/``c_ids``, see :func:`_cache_find`). With
-    ``recognize``, the special tokens ``sp_data[sp_off[k]:sp_off[k + 1]]`` (id ``sp_id[k]``;
-    ``sp_first`` flags their first bytes) are matched leftmost-longest in the raw text and
-    split it, as HF's added vocabulary does, and their ids are emitted. With ``final`` False
-    (streaming, one document) encoding stops at the first chunk that more text could still
-    change: one ending less than :data:`LOOKAHEAD` code points before the end.
-
-    Returns ``(ids int32, out_offsets int64 [n+1], replaced int64 [n], stop)``: ``stop`` is
-    the byte position where unencoded text begins (the end of the batch when ``final``).
-    O(bytes) plus O(m^2) per uncached chunk of m <= 48 symbols, O(m log m) above. Memory:
-    one int32 per base symbol for the output, plus the largest chunk's work arrays.
-    """
-    ndoc = len(offsets) - 1
-    total = 0
-    for d in range(ndoc):  # ids <= base symbols: the output never grows
-        total += symbol_total(data, offsets[d], offsets[d + 1], substrate)
-    out = np.empty(total, np.int32)
-    out_offsets = np.zeros(ndoc + 1, np.int64)
-    replaced = np.zeros(ndoc, np.int64)
-    # Work arrays are never reassigned below: a reassigned array in this loop makes Numba
-    # refcount it on every iteration.
-    ids = np.empty(3 * WORK, np.int32)
-    rank = np.empty(3 * WORK, np.int64)
-    new = np.empty(3 * WORK, np.int64)
-    j = 0
-    stop = offsets[ndoc]
-    for d in range(ndoc):
-        i = offsets[d]
-        end = offsets[d + 1]
-        bad = 0
-        while i < end:
-            # a segment [i, seg_end) runs up to the next special token (or the document end)
-            seg_end = end
-            sp_len = 0
-            sp_tok = -1
-            if recognize:
-                p = i
-                while p < end:
-                    if sp_first[data[p]]:
-                        sp_len, sp_tok = _special_at(data, p, end, sp_data, sp_off, sp_id)
-                        if sp_len:
-                            break
-                    p += 1
-                seg_end = p
-            while i < seg_end:
-                e = chunk_end(data, i, seg_end, cls)
-                if not final and seg_end == end:
-                    # final only when LOOKAHEAD complete code points follow the chunk
-                    seen = 0
-                    q = e
-                    while q < end and seen < LOOKAHEAD:
-                        q += utf8_step(data, q, end)[1]
-                        seen += 1
-                    if seen < LOOKAHEAD:
-                        break
-                length = e - i
-                if length > WORK:
-                    n, r = encode_long_chunk(data, i, e, substrate, sym_id, pairs, out, j)
-                    j += n
-                    bad += r
-                    i = e
-                    continue
-                h = np.int64(0)
-                slot = -1
-                if length <= CACHE_KEY:
-                    h = _chunk_hash(data, i, e)
-                    slot = _cache_find(meta, c_key, data, i, e, h)
-                if slot >= 0:
-                    n = meta[slot, 2]
-                    base = slot * CACHE_IDS
-                    for k in range(n):
-                        out[j + k] = c_ids[base + k]
-                    j += n
-                    bad += meta[slot, 3]
-                    i = e
-                    continue
-                n, r = chunk_symbols(data, i, e, substrate, sym_id, ids)
-                if n <= SHORT:
-                    n = merge_short(ids, n, pairs, rank, new)
-                    for k in range(n):
-                        out[j + k] = ids[k]
-                    if length <= CACHE_KEY and n <= CACHE_IDS:
-                        _cache_put(meta, c_key, c_ids, -1 - slot, data, i, e, h, ids, n, r)
-                else:
-                    n, r = encode_long_chunk(data, i, e, substrate, sym_id, pairs, out, j)
-                j += n
-                bad += r
-                i = e
-            if i < seg_end:  # streaming: the rest waits for more text
-                stop = i
-                break
-            if sp_len:
-                out[j] = sp_tok
-                j += 1
-                i = seg_end + sp_len
-        out_offsets[d + 1] = j
-        replaced[d] = bad
-    return out[:j], out_offsets, replaced, stop
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _cache_put(meta, c_key, c_ids, slot, data, s, e, h, ids, n, bad):
-    """Store chunk ``data[s:e]`` (hash ``h``) -> ``ids[:n]`` in ``slot``. O(e - s + n)."""
-    meta[slot, 0] = h
-    meta[slot, 1] = e - s
-    meta[slot, 2] = n
-    meta[slot, 3] = bad
-    meta[slot, 4] = 1
+def _cache_put(cache, slot, data, s, e, h, out, j, n):
+    """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
+    meta, c_key, c_ids = cache
+    meta[slot, HASH] = h
+    meta[slot, BYTES] = e - s
+    meta[slot, IDS] = n
+    meta[slot, USES] = 1
     base = slot * CACHE_KEY
     for k in range(e - s):
         c_key[base + k] = data[s + k]
     base = slot * CACHE_IDS
     for k in range(n):
-        c_ids[base + k] = ids[k]
+        c_ids[base + k] = out[j + k]
+
+
+@njit(nogil=True, cache=True)
+def encode_long_chunk(data, s, e, model, out, j):
+    """Encode a chunk too long for the work arrays in place in ``out[j:]`` (which has room for
+    its base symbols) with :func:`merge_long`; returns the number of ids. O(m log m) time and
+    32 bytes of work memory per symbol for m symbols.
+
+    It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
+    is compiled without NRT too, and its work arrays are never freed.
+    """
+    substrate, _, sym_id, pairs = model
+    ids = out[j:]
+    n = chunk_symbols(data, s, e, substrate, sym_id, ids)
+    rank, new, nxt, prv, heap = long_work(n)
+    return merge_long(ids, n, pairs, rank, new, nxt, prv, heap)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _merge_chunk(model, work, data, s, e, out, j):
+    """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
+    ``(ids, rank, new)``; returns their count, or -1 for a chunk of more than :data:`WORK`
+    bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2) for m symbols."""
+    substrate, _, sym_id, pairs = model
+    ids, rank, new = work
+    if e - s > WORK:
+        return -1
+    n = chunk_symbols(data, s, e, substrate, sym_id, ids)
+    if n > SHORT:
+        return -1
+    n = merge_short(ids, n, pairs, rank, new)
+    for k in range(n):
+        out[j + k] = ids[k]
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _encode_chunk(model, cache, work, data, s, e, out, j):
+    """:func:`_merge_chunk` through the cache: a hit copies the cached ids, a miss merges and
+    stores the result when it fits a slot. Inlined by Numba into the chunk loop (LLVM does
+    not inline it): as a call, every field of its tuples is passed again for every chunk."""
+    if e - s > CACHE_KEY:
+        return _merge_chunk(model, work, data, s, e, out, j)
+    h = _chunk_hash(data, s, e)
+    slot = _cache_find(cache, data, s, e, h)
+    if slot >= 0:
+        return _cache_get(cache, slot, out, j)
+    n = _merge_chunk(model, work, data, s, e, out, j)
+    if 0 <= n <= CACHE_IDS:
+        _cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _settled(data, e, end):
+    """Whether a chunk ending at ``e`` stays one for every continuation of ``data[:end]``:
+    :data:`LOOKAHEAD` complete code points follow it. O(1)."""
+    q = e
+    for _ in range(LOOKAHEAD):
+        if q >= end:
+            return False
+        q += utf8_step(data, q, end)[1]
+    return True
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _encode_run(model, cache, work, data, i, end, streaming, out, j):
+    """Encode the chunks of ``data[i:end]`` into ``out[j:]`` up to the first one it leaves
+    to the caller; returns ``(i, e, j)``: ``data[i:e]`` is a chunk for
+    :func:`encode_long_chunk` when ``e > i``; else ``i`` is ``end`` or, when ``streaming``,
+    the start of the first chunk more text could still change (see :func:`_settled`)."""
+    cls = model[1]
+    while i < end:
+        e = chunk_end(data, i, end, cls)
+        if streaming and not _settled(data, e, end):
+            break
+        n = _encode_chunk(model, cache, work, data, i, e, out, j)
+        if n < 0:
+            return i, e, j
+        j += n
+        i = e
+    return i, i, j
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _next_special(data, p, end, specials):
+    """``(position, length, id)`` of the leftmost special token in ``data[p:end]`` (the
+    longest one at that position), or ``(end, 0, -1)``. ``specials`` is ``(sp_data, sp_off,
+    sp_id, sp_first)``: token ``k`` is ``sp_data[sp_off[k]:sp_off[k + 1]]`` with id
+    ``sp_id[k]``, and ``sp_first`` flags the bytes a token starts with. O(bytes * tokens)."""
+    sp_data, sp_off, sp_id, sp_first = specials
+    while p < end:
+        if sp_first[data[p]]:
+            best = 0
+            tok = -1
+            for k in range(len(sp_id)):
+                a = sp_off[k]
+                n = sp_off[k + 1] - a
+                if n > best and p + n <= end and _same_bytes(data, p, sp_data, a, n):
+                    best = n
+                    tok = sp_id[k]
+            if best:
+                return p, best, tok
+        p += 1
+    return end, 0, -1
+
+
+@njit(nogil=True, cache=True)
+def encode_docs(data, offsets, model, cache, specials, recognize, final):
+    """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
+
+    Pre-tokenizes with the GPT-2 ``chunk_end`` and encodes each chunk with ``model`` through
+    ``cache`` (see the module docstring). With ``recognize``, the ``specials`` (see
+    :func:`_next_special`) are matched leftmost-longest in the raw text and split it, as HF's
+    added vocabulary does, and their ids are emitted. With ``final`` False (streaming, one
+    document) encoding stops at the first chunk that more text could still change.
+
+    Returns ``(ids int32, out_offsets int64 [n+1], replaced int64 [n], stop)``: ``replaced``
+    counts each whole document's U+FFFD replacements, ``stop`` is the byte position where
+    unencoded text begins (the end of the batch when ``final``). O(bytes) plus O(m^2) per
+    uncached chunk of m <= 48 symbols, O(m log m) above. Memory: one int32 per base symbol for
+    the output, plus the largest chunk's work arrays.
+    """
+    ndoc = len(offsets) - 1
+    counts = np.empty(ndoc, np.int64)
+    replaced = np.empty(ndoc, np.int64)
+    count_symbols(data, offsets, model[0], counts, replaced)
+    out = np.empty(counts.sum(), np.int32)  # ids <= base symbols: the output never grows
+    out_offsets = np.zeros(ndoc + 1, np.int64)
+    # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
+    work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
+            np.empty(3 * WORK, np.int64))
+    j = 0
+    stop = offsets[ndoc]
+    for d in range(ndoc):
+        i = offsets[d]
+        end = offsets[d + 1]
+        while i < end:  # segments: the text up to the next special token, then the token
+            p, sp_len, sp_tok = end, 0, -1
+            if recognize:
+                p, sp_len, sp_tok = _next_special(data, i, end, specials)
+            streaming = not final and p == end
+            while True:
+                i, e, j = _encode_run(model, cache, work, data, i, p, streaming, out, j)
+                if e == i:
+                    break
+                j += encode_long_chunk(data, i, e, model, out, j)
+                i = e
+            if i < p:  # streaming: the rest waits for more text
+                stop = i
+                break
+            if sp_len:
+                out[j] = sp_tok
+                j += 1
+                i = p + sp_len
+        out_offsets[d + 1] = j
+    return out[:j], out_offsets, replaced, stop
 
 
 @njit(nogil=True, cache=True)

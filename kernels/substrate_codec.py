@@ -18,7 +18,8 @@ SECOND = 256  # first id of UBE's UTF-16LE alphabet
 
 @njit(nogil=True, cache=True, _nrt=False)
 def symbol_count(cp, substrate):
-    """Base symbols of one code point: 1/2/3/4 (utf8), 2/2/2/4 (utf16), 1/2/2/4 (ube)."""
+    """Base symbols of one code point: 1/2/3/4 (utf8), 2/2/2/4 (utf16), 1/2/2/4 (ube) for
+    UTF-8 lengths 1/2/3/4. The one copy of this rule (the CPU and CUDA counts use it)."""
     n8 = utf8_length(cp)
     if substrate == UTF8 or (substrate == UBE and n8 <= 2):
         return n8
@@ -53,8 +54,9 @@ def count_symbols(data, offsets, substrate, counts, replaced):
     of ASCII and well-formed 2- and 3-byte characters are counted inline; anything else goes
     through :func:`utf8_step`.
     """
-    ascii_weight = 2 if substrate == UTF16 else 1
-    weight3 = 3 if substrate == UTF8 else 2
+    weight1 = symbol_count(0x41, substrate)  # the inline paths' weights, by the one rule
+    weight2 = symbol_count(0x80, substrate)
+    weight3 = symbol_count(0x800, substrate)
     for d in range(len(offsets) - 1):
         i = offsets[d]
         end = offsets[d + 1]
@@ -66,11 +68,11 @@ def count_symbols(data, offsets, substrate, counts, replaced):
                 k = i + 1
                 while k < end and data[k] < 0x80:
                     k += 1
-                c += (k - i) * ascii_weight
+                c += (k - i) * weight1
                 i = k
                 continue
             if 0xC2 <= b <= 0xDF and i + 1 < end and (data[i + 1] & 0xC0) == 0x80:
-                c += 2
+                c += weight2
                 i += 2
                 continue
             if 0xE1 <= b <= 0xEC and i + 2 < end and (data[i + 1] & 0xC0) == 0x80 \
