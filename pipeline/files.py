@@ -129,8 +129,10 @@ def listdir(folder: str) -> list:
 def remove(paths):
     """Delete ``paths`` (files that exist)."""
     paths = list(paths)
-    for fs in {id(filesystem(p)): filesystem(p) for p in paths}.values():
-        fs.remove([p for p in paths if filesystem(p) is fs])
+    _LOCAL.remove([p for p in paths if not is_remote(p)])
+    remote = [p for p in paths if is_remote(p)]
+    if remote:
+        filesystem(remote[0]).remove(remote)
 
 
 def temp_prefix(run_id: str) -> str:
