@@ -23,8 +23,9 @@ from corpustok.kernels.bpe_encode import chunk_cache, encode_docs, expand_ids, s
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.pretokenize import gpt2_classes
-from corpustok.tokenizer_files import (check_dense_ids, checked_id_array, hf_bpe_model, is_id,
-                                       merge_ids, read_json, short, vocab_ids)
+from corpustok.tokenizer_files import (VocabIds, check_dense_ids, hf_bpe_model, is_id,
+                                       merge_ids, read_json, short, string_list,
+                                       vocab_ids)
 from corpustok.ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
@@ -68,16 +69,11 @@ class BytePairTokenizer:
             ids = np.fromiter(vocab.values(), np.int64, len(vocab))
         else:
             check_dense_ids(vocab, ids=ids)
-        if isinstance(special_tokens, (str, bytes, dict)):
-            raise TypeError(f"special_tokens must be a list of token strings, got "
-                            f"{type(special_tokens).__name__}")
         if isinstance(merges, (str, bytes, dict)):
             raise TypeError(f"merges must be a list of (left, right) pairs, got "
                             f"{type(merges).__name__}")
-        specials = list(special_tokens)
-        for k, s in enumerate(specials):
-            if not isinstance(s, str):
-                raise TypeError(f"special_tokens[{k}] = {s!r}: expected a token string")
+        specials = string_list(special_tokens, "special_tokens")
+        for s in specials:
             if s not in vocab:
                 raise ValueError(f"special token {s!r} is not in the vocabulary; add it to "
                                  "vocab with its id")
@@ -94,6 +90,7 @@ class BytePairTokenizer:
                 if i in first:
                     raise ValueError(f"id {i} is used by both {first[i]!r} and {tok!r}")
                 first[i] = tok
+        self._decodable = VocabIds(self._exists)
         tokens = np.empty(len(self._exists), object)  # None at unused ids
         tokens[ids] = np.fromiter(vocab, object, len(vocab))
         self._id_to_tok = tokens.tolist()
@@ -385,27 +382,8 @@ class BytePairTokenizer:
         return BpeStreamEncoder(self, recognize_special)
 
     # ---- decoding ---------------------------------------------------------------------------
-    def _id_error(self, k, value, where=""):
-        top = len(self._exists) - 1
-        unused = 0 <= value <= top
-        return ValueError(f"{where}ids[{k}] = {value} is not a token id of this vocabulary "
-                          f"({'an unused id in ' if unused else ''}0..{top})")
-
-    def _id_array(self, ids, where=""):
-        """int64 ids of a sequence or array, ids outside the vocabulary reported as given."""
-        return checked_id_array(ids, len(self._exists),
-                                lambda k, v: self._id_error(k, v, where))
-
-    def _check_ids(self, ids):
-        bad = (ids < 0) | (ids >= len(self._exists))
-        if not bad.any():
-            bad = ~self._exists[ids]
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise self._id_error(k, int(ids[k]))
-
     def _decode_arrays(self, ids, doc_off):
-        self._check_ids(ids)
+        self._decodable.check(ids)
         symbols, seg_off = expand_ids(ids, doc_off, self._tok_sym, self._tok_off,
                                       self._is_special)
         seg_text = np.empty(3 * len(symbols), np.uint8)
@@ -419,14 +397,14 @@ class BytePairTokenizer:
         """Text of a sequence of ids (lossless for ids from :meth:`encode`; malformed byte
         sequences give U+FFFD as ``bytes.decode(errors="replace")``). Specials decode as
         their text."""
-        ids = self._id_array(ids)
+        ids = self._decodable.array(ids)
         text, _ = self._decode_arrays(ids, np.array([0, len(ids)], np.int64))
         return text.tobytes().decode("utf-8")
 
     def decode_batch(self, lists):
         """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
         if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
-            lists = [None if x is None else self._id_array(x, f"lists[{j}]: ")
+            lists = [None if x is None else self._decodable.array(x, f"lists[{j}]: ")
                      for j, x in enumerate(lists)]
         ids, offsets, valid = id_lists(lists)
         text, text_off = self._decode_arrays(ids, offsets)

@@ -77,8 +77,8 @@ class BpeStreamDecoder:
 
     def feed(self, ids):
         tok = self._tok
-        ids = tok._id_array([ids] if np.isscalar(ids) else ids)
-        tok._check_ids(ids)
+        ids = tok._decodable.array([ids] if np.isscalar(ids) else ids)
+        tok._decodable.check(ids)
         symbols, seg_off = expand_ids(ids, np.array([0, len(ids)], np.int64), tok._tok_sym,
                                       tok._tok_off, tok._is_special)
         out = [self._dec.feed(symbols[seg_off[0]:seg_off[1]])]

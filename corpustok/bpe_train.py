@@ -26,6 +26,7 @@ from corpustok.kernels.bpe_learn import learn_merges
 from corpustok.kernels.chunk_count import count_add, count_batch
 from corpustok.kernels.substrate_codec import encode_symbols
 from corpustok.pretokenize import gpt2_classes
+from corpustok.tokenizer_files import string_list
 from corpustok.ube import alphabet, substrate_code
 
 __all__ = ["ChunkCounts", "count_chunks", "train_from_counts", "train"]
@@ -158,14 +159,7 @@ def _check_options(vocab_size, min_frequency, special_tokens):
     if isinstance(min_frequency, bool) or not isinstance(min_frequency, (int, np.integer)) \
             or min_frequency < 0:
         raise ValueError(f"min_frequency must be a non-negative int, got {min_frequency!r}")
-    if isinstance(special_tokens, str):
-        raise TypeError("special_tokens must be a sequence of str, got a single str; wrap it "
-                        "in a list")
-    specials = list(special_tokens)
-    for i, s in enumerate(specials):
-        if not isinstance(s, str):
-            raise TypeError(f"special_tokens[{i}] is {type(s).__name__}, expected str")
-    return specials
+    return string_list(special_tokens, "special_tokens")
 
 
 def _learn(keys, key_off, counts, vocab_size, substrate, min_frequency, special_tokens):

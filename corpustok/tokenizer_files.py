@@ -63,28 +63,68 @@ def check_dense_ids(vocab, where="", ids=None):
                          "the tables are sized by the largest id")
 
 
-def checked_id_array(ids, stop, error):
-    """``id_array(ids)``, first checking what int64 cannot hold, so that ids are reported as
-    given: for a list or tuple, its min and max (then, only when one is outside ``0..stop-1``,
-    the first such id); for a uint64 array, its max. ``error(k, value)`` makes the exception.
-    Other inputs convert to int64 losslessly and are checked by the caller."""
-    if isinstance(ids, (list, tuple)):
-        if ids:
-            try:
-                bad = bool(min(ids) < 0 or max(ids) >= stop)
-            except (TypeError, ValueError):  # items that do not compare: id_array names them
-                bad = False
-            if bad:
-                for k, i in enumerate(ids):
-                    if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) \
-                            and not 0 <= i < stop:
-                        raise error(k, int(i))
-    elif isinstance(ids, np.ndarray) and ids.dtype.kind == "u" and ids.size \
-            and int(ids.max()) > _INT64_MAX:
-        flat = ids.reshape(-1)
-        k = int(np.flatnonzero(flat >= stop)[0])
-        raise error(k, int(flat[k]))
-    return id_array(ids)
+def string_list(value, name, what="token strings"):
+    """``list(value)`` for an argument that must hold only str; a lone str, bytes or dict is
+    refused rather than iterated (a str would become its characters)."""
+    if isinstance(value, (str, bytes, dict)):
+        raise TypeError(f"{name} must be a list of {what}, got {type(value).__name__}; "
+                        "wrap a single str in a list")
+    items = list(value)
+    for k, s in enumerate(items):
+        if not isinstance(s, str):
+            raise TypeError(f"{name}[{k}] = {short(s)} is {type(s).__name__}, expected str")
+    return items
+
+
+class VocabIds:
+    """The ids a vocabulary decodes: ``0..len(exists)-1`` where ``exists[id]`` (a vocabulary
+    may leave ids unused). Both tokenizers check decode input through it, so a bad id gets
+    the same message everywhere."""
+
+    def __init__(self, exists):
+        self.exists = exists
+        self.stop = len(exists)
+        self.dense = bool(exists.all())
+
+    def error(self, k, value, where=""):
+        unused = 0 <= value < self.stop
+        return ValueError(f"{where}ids[{k}] = {value} is not a token id of this vocabulary "
+                          f"({'an unused id in ' if unused else ''}0..{self.stop - 1})")
+
+    def array(self, ids, where=""):
+        """``id_array(ids)``, first checking what int64 cannot hold, so that ids are reported
+        as given: for a list or tuple, its min and max (then, only when one is outside the
+        range, the first such id); for a uint64 array, its max. Other inputs convert to int64
+        losslessly and are checked by :meth:`check`."""
+        stop = self.stop
+        if isinstance(ids, (list, tuple)):
+            if ids:
+                try:
+                    bad = bool(min(ids) < 0 or max(ids) >= stop)
+                except (TypeError, ValueError):  # items that do not compare
+                    bad = False  # id_array names them
+                if bad:
+                    for k, i in enumerate(ids):
+                        if isinstance(i, (int, np.integer)) \
+                                and not isinstance(i, (bool, np.bool_)) and not 0 <= i < stop:
+                            raise self.error(k, int(i), where)
+        elif isinstance(ids, np.ndarray) and ids.dtype.kind == "u" and ids.size \
+                and int(ids.max()) > _INT64_MAX:
+            flat = ids.reshape(-1)
+            k = int(np.flatnonzero(flat >= stop)[0])
+            raise self.error(k, int(flat[k]), where)
+        return id_array(ids)
+
+    def check(self, ids):
+        """Raise for the first id of an int64 array this vocabulary does not decode."""
+        if not len(ids):
+            return
+        bad = (ids < 0) | (ids >= self.stop)
+        if not self.dense and not bad.any():
+            bad = ~self.exists[ids]
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise self.error(k, int(ids[k]))
 
 
 def read_json(path):

@@ -21,8 +21,8 @@ from corpustok._arrow import id_lists, list_array, replace_surrogates, string_ar
 from corpustok.kernels import wordpiece_walk as K
 from corpustok.kernels.wordpiece_build import (build_trie, e2e_table, in_ranges, symbol_table,
                                                two_level)
-from corpustok.tokenizer_files import (checked_id_array, hf_added_tokens, hf_vocab, is_id,
-                                       read_json, short)
+from corpustok.tokenizer_files import (VocabIds, hf_added_tokens, hf_vocab, is_id,
+                                       read_json, short, string_list)
 from corpustok.wordpiece_stream import WordPieceStream
 
 TABLES = Path(__file__).resolve().parent / "data" / "bert_unicode.npz"
@@ -98,14 +98,9 @@ class WordPiece:
                  clean_text=True, unk_token="[UNK]", suffix_indicator="##",
                  max_input_chars_per_word=100, special_tokens=None,
                  recognize_special_tokens=False, cache=None):
-        if isinstance(tokens, (str, bytes, dict)):
-            raise TypeError(f"tokens must be a list of token strings in id order, got "
-                            f"{type(tokens).__name__}")
-        tokens = list(tokens)
-        for i, t in enumerate(tokens):
-            if not isinstance(t, str):
-                raise TypeError(f"vocabulary entry {i} is {type(t).__name__}, expected str")
+        tokens = string_list(tokens, "tokens", "token strings in id order")
         self._tokens = tokens
+        self._decodable = VocabIds(np.ones(len(tokens), bool))
         self._ids = {t: i for i, t in enumerate(tokens)}  # last id wins on duplicates, as in HF
         if not isinstance(unk_token, str):
             raise TypeError(f"unk_token must be a str, got {short(unk_token)}")
@@ -126,13 +121,8 @@ class WordPiece:
         self.max_input_chars_per_word = max_input_chars_per_word
         if special_tokens is None:
             special_tokens = [t for t in BERT_SPECIALS if t in self._ids]
-        if isinstance(special_tokens, (str, bytes, dict)):
-            raise TypeError(f"special_tokens must be a list of token strings, got "
-                            f"{type(special_tokens).__name__}")
-        special_tokens = list(special_tokens)
+        special_tokens = string_list(special_tokens, "special_tokens")
         for t in special_tokens:
-            if not isinstance(t, str):
-                raise TypeError(f"special token {short(t)} is not a str")
             if t not in self._ids or not t:
                 raise ValueError(f"special token {t!r} is not in the vocabulary")
         self.special_tokens = list(special_tokens)
@@ -377,36 +367,22 @@ class WordPiece:
             self._decode_tables = (*_pieces(first), *_pieces(nxt))
         return self._decode_tables
 
-    def _id_error(self, k, value, where=""):
-        return ValueError(f"{where}id {value} at position {k} is outside the vocabulary "
-                          f"(0..{len(self._tokens) - 1})")
-
-    def _id_array(self, ids, where=""):
-        """int64 ids of a sequence or array, ids outside the vocabulary reported as given."""
-        return checked_id_array(ids, len(self._tokens),
-                                lambda k, v: self._id_error(k, v, where))
-
-    def _check_ids(self, ids):
-        if len(ids) and (ids.min() < 0 or ids.max() >= len(self._tokens)):
-            bad = int(np.flatnonzero((ids < 0) | (ids >= len(self._tokens)))[0])
-            raise self._id_error(bad, int(ids[bad]))
-
     def decode_batch(self, lists):
         """Decode a ``pa.ListArray`` (chunked or not, or a list of id lists) with HF WordPiece
         decoder semantics (prefix joined, space otherwise, clean-up on); returns a list of
         str, None for a null list."""
         if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
-            lists = [None if x is None else self._id_array(x, f"lists[{j}]: ")
+            lists = [None if x is None else self._decodable.array(x, f"lists[{j}]: ")
                      for j, x in enumerate(lists)]
         ids, offsets, valid = id_lists(lists)
-        self._check_ids(ids)
+        self._decodable.check(ids)
         out_offsets = np.empty(len(offsets), np.int64)
         data = K.gather_pieces(ids, offsets, *self._decoder(), out_offsets)
         return string_array(out_offsets, data, valid).to_pylist()
 
     def decode(self, ids):
         """Text of one id sequence, as HF ``decoders.WordPiece(prefix, cleanup=True)``."""
-        return self.decode_batch([self._id_array(ids)])[0]
+        return self.decode_batch([self._decodable.array(ids)])[0]
 
     # ----------------------------------------------------------------- vocabulary
     def token_to_id(self, token):

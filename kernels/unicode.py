@@ -35,49 +35,35 @@ def utf8_step(data, i, end):
             if 0x80 <= b1 <= 0xBF:
                 return ((b0 & 0x1F) << 6) | (b1 & 0x3F), 2, 0
         return REPLACEMENT, 1, 1
-    if b0 < 0xF0:
-        lo = 0x80
-        hi = 0xBF
-        if b0 == 0xE0:
-            lo = 0xA0
-        elif b0 == 0xED:
-            hi = 0x9F
-        if i + 1 >= end:
-            return REPLACEMENT, 1, 1
-        b1 = np.int64(data[i + 1])
-        if b1 < lo or b1 > hi:
-            return REPLACEMENT, 1, 1
-        if i + 2 >= end:
-            return REPLACEMENT, 2, 1
-        b2 = np.int64(data[i + 2])
-        if b2 < 0x80 or b2 > 0xBF:
-            return REPLACEMENT, 2, 1
-        return ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F), 3, 0
-    if b0 < 0xF5:
-        lo = 0x80
-        hi = 0xBF
+    if b0 >= 0xF5:
+        return REPLACEMENT, 1, 1
+    # 3- and 4-byte leads: the second byte's range excludes overlongs (E0, F0), surrogates
+    # (ED) and code points past U+10FFFF (F4); later bytes are plain continuations.
+    n = 3
+    cp = b0 & 0x0F
+    lo = 0x80
+    hi = 0xBF
+    if b0 == 0xE0:
+        lo = 0xA0
+    elif b0 == 0xED:
+        hi = 0x9F
+    elif b0 >= 0xF0:
+        n = 4
+        cp = b0 & 0x07
         if b0 == 0xF0:
             lo = 0x90
         elif b0 == 0xF4:
             hi = 0x8F
-        if i + 1 >= end:
-            return REPLACEMENT, 1, 1
-        b1 = np.int64(data[i + 1])
-        if b1 < lo or b1 > hi:
-            return REPLACEMENT, 1, 1
-        if i + 2 >= end:
-            return REPLACEMENT, 2, 1
-        b2 = np.int64(data[i + 2])
-        if b2 < 0x80 or b2 > 0xBF:
-            return REPLACEMENT, 2, 1
-        if i + 3 >= end:
-            return REPLACEMENT, 3, 1
-        b3 = np.int64(data[i + 3])
-        if b3 < 0x80 or b3 > 0xBF:
-            return REPLACEMENT, 3, 1
-        cp = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
-        return cp, 4, 0
-    return REPLACEMENT, 1, 1
+    for k in range(1, n):
+        if i + k >= end:
+            return REPLACEMENT, k, 1
+        b = np.int64(data[i + k])
+        if b < lo or b > hi:
+            return REPLACEMENT, k, 1
+        cp = (cp << 6) | (b & 0x3F)
+        lo = 0x80
+        hi = 0xBF
+    return cp, n, 0
 
 
 @njit(nogil=True, cache=True, _nrt=False)
