@@ -22,7 +22,7 @@ from corpustok.bpe_stream import BpeStreamDecoder, BpeStreamEncoder
 from corpustok.kernels.bpe_encode import chunk_cache, encode_docs, expand_ids, stitch_text
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
-from corpustok.pretokenize import gpt2_classes
+from corpustok.pretokenize import program
 from corpustok.tokenizer_files import (VocabIds, check_dense_ids, hf_bpe_model, is_id,
                                        merge_ids, read_json, short, string_list,
                                        vocab_ids)
@@ -348,7 +348,7 @@ class BytePairTokenizer:
             data = data.view()
             data.setflags(write=False)
         offsets = np.array(offsets, np.int64)
-        model = (self._code, gpt2_classes(), self._sym_id, self._pairs)
+        model = (self._code, program("gpt2"), self._sym_id, self._pairs)
         return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final)
 

@@ -25,7 +25,7 @@ from corpustok._arrow import utf8_batch
 from corpustok.kernels.bpe_learn import learn_merges
 from corpustok.kernels.chunk_count import count_add, count_batch
 from corpustok.kernels.substrate_codec import encode_symbols
-from corpustok.pretokenize import gpt2_classes
+from corpustok.pretokenize import program
 from corpustok.tokenizer_files import string_list
 from corpustok.ube import alphabet, substrate_code
 
@@ -63,7 +63,7 @@ class ChunkCounts:
     def add(self, texts):
         """Count the chunks of a batch of texts; returns self."""
         batch = utf8_batch(texts)
-        self._set(count_batch(batch.data, batch.offsets, gpt2_classes(), *self._state()))
+        self._set(count_batch(batch.data, batch.offsets, program("gpt2"), *self._state()))
         return self
 
     def add_chunks(self, chunks, counts):

@@ -1,14 +1,14 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
-A model is the tuple ``(substrate, cls, sym_id, pairs)`` built once per vocabulary: ``cls``
-is the GPT-2 pre-tokenizer's class table, ``sym_id`` maps the 512 base symbols (see
+A model is the tuple ``(substrate, split, sym_id, pairs)`` built once per vocabulary: ``split``
+is the pre-tokenizer's program (:mod:`corpustok.kernels.split`), ``sym_id`` maps the 512 base symbols (see
 :mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the
 symbol; such symbols are skipped, as HF's BPE model without an unknown token skips them), and
 ``pairs`` is the open-addressing pair table of :func:`corpustok.kernels.bpe_merge.build_pair_table`.
 Merging applies the lowest-rank pair first, the leftmost on ties, which is exactly HF's
 ``Word::merge_all`` and GPT-2's ``bpe()``.
 
-Chunks (GPT-2 pre-tokenizer pieces) are looked up first in a bounded cache ``(meta, c_key,
+Chunks (pre-tokenizer pieces) are looked up first in a bounded cache ``(meta, c_key,
 c_ids)`` keyed by the chunk's bytes: fixed-size flat arrays, 4-slot probing, least-used
 eviction with aging, so memory is constant and a hit costs one hash of the chunk plus a byte
 compare. The cache is a pure memo: results never depend on its state.
@@ -16,7 +16,7 @@ compare. The cache is a pure memo: results never depend on its state.
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
 over these tuples and the work arrays ``(ids, rank, new)``: :func:`_next_special`,
-:func:`_encode_run` (the chunk loop, with the streaming rule :func:`_settled`) and
+:func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
 """
@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
-from corpustok.kernels.split import LOOKAHEAD, chunk_end
+from corpustok.kernels.split import chunk_end
 from corpustok.kernels.substrate_codec import UTF16, count_symbols, put_symbols
 from corpustok.kernels.unicode import utf8_step
 
@@ -212,27 +212,16 @@ def _encode_chunk(model, cache, work, data, s, e, out, j):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _settled(data, e, end):
-    """Whether a chunk ending at ``e`` stays one for every continuation of ``data[:end]``:
-    :data:`LOOKAHEAD` complete code points follow it. O(1)."""
-    q = e
-    for _ in range(LOOKAHEAD):
-        if q >= end:
-            return False
-        q += utf8_step(data, q, end)[1]
-    return True
-
-
-@njit(nogil=True, cache=True, _nrt=False)
 def _encode_run(model, cache, work, data, i, end, streaming, out, j):
     """Encode the chunks of ``data[i:end]`` into ``out[j:]`` up to the first one it leaves
     to the caller; returns ``(i, e, j)``: ``data[i:e]`` is a chunk for
     :func:`encode_long_chunk` when ``e > i``; else ``i`` is ``end`` or, when ``streaming``,
-    the start of the first chunk more text could still change (see :func:`_settled`)."""
-    cls = model[1]
+    the start of the first chunk more text could still change (its split's reach passes
+    ``end``, see :mod:`corpustok.kernels.split`)."""
+    program = model[1]
     while i < end:
-        e = chunk_end(data, i, end, cls)
-        if streaming and not _settled(data, e, end):
+        e, reach = chunk_end(data, i, end, program)
+        if streaming and reach > end:
             break
         n = _encode_chunk(model, cache, work, data, i, e, out, j)
         if n < 0:
@@ -269,7 +258,7 @@ def _next_special(data, p, end, specials):
 def encode_docs(data, offsets, model, cache, specials, recognize, final):
     """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
 
-    Pre-tokenizes with the GPT-2 ``chunk_end`` and encodes each chunk with ``model`` through
+    Pre-tokenizes with ``chunk_end`` and encodes each chunk with ``model`` through
     ``cache`` (see the module docstring). With ``recognize``, the ``specials`` (see
     :func:`_next_special`) are matched leftmost-longest in the raw text and split it, as HF's
     added vocabulary does, and their ids are emitted. With ``final`` False (streaming, one

@@ -85,8 +85,8 @@ def count_add(src, starts, ends, weights, slots, hashes, counts, key_off, keys, 
 
 
 @njit(nogil=True, cache=True)
-def count_batch(data, offsets, cls, slots, hashes, counts, key_off, keys, n):
-    """Split every document of a batch into GPT-2 chunks and count them into the table of
+def count_batch(data, offsets, program, slots, hashes, counts, key_off, keys, n):
+    """Split every document of a batch into chunks with the split ``program`` and count them into the table of
     :func:`count_add` (same arrays, same return). One call per batch; chunks are gathered in
     blocks of 64K so the scratch memory stays small. O(bytes) expected."""
     block = 1 << 16
@@ -99,7 +99,7 @@ def count_batch(data, offsets, cls, slots, hashes, counts, key_off, keys, n):
         end = offsets[d + 1]
         while i < end:
             starts[m] = i
-            i = chunk_end(data, i, end, cls)
+            i = chunk_end(data, i, end, program)[0]
             ends[m] = i
             m += 1
             if m == block:

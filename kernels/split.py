@@ -1,89 +1,227 @@
-"""The GPT-2 pre-tokenizer split as a state machine over code points (no regex engine).
+"""Pre-tokenizer split: one interpreter for every compiled split pattern (no regex engine).
 
-Pattern: ``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``
-with ``regex.findall`` semantics. Every code point falls in exactly one class (letter, number,
-whitespace, other), so at each chunk start the alternatives reduce to:
+A pattern (``regex.findall`` semantics, compiled by :mod:`corpustok.split_pattern`) is an
+ordered list of branches; at a chunk start the first branch that matches gives the chunk. A
+branch is a row of ``prog`` (fields below), one of two kinds:
 
-- ``'`` followed by ``s t m d`` or ``re ve ll`` (case-sensitive): the contraction;
-- U+0020 followed by a non-space: the space plus the maximal run of that character's class;
-- a letter, number or other character: the maximal run of its class;
-- whitespace: the maximal whitespace run, minus its last character when a non-space follows
-  and the run is longer than one (that character then starts the next chunk, which is how a
-  single space becomes the prefix of a word and why other whitespace stays on its own).
+- ``LITERALS``: the first of a group of literal strings that matches (``'s|'t|'re|...``, or
+  ``(?i:...)`` with case folding);
+- ``RUN``: ``L? A{min,max} [B{min,}] [tail] [(?!C)]`` where ``L``, ``A``, ``B``, ``C`` are
+  character classes, ``tail`` is ``T*`` or an optional literal group. The compiler admits only
+  shapes whose regex backtracking reduces to a forward scan: a taken ``L`` is retried without
+  it; ``A*B+`` ends after the last ``B`` character of the ``A`` run when no ``B`` follows the run
+  (so one pass, tracking that position); ``A+(?!C)`` with ``A`` and ``C`` disjoint gives the run
+  back its last character when a ``C`` follows; tails always succeed.
 
-Text is UTF-8 bytes decoded with the shared ``utf8_step``: invalid bytes act as U+FFFD
-(class "other"), as when splitting ``bytes.decode("utf-8", "replace")``. ``cls`` is the flat
-uint8 table of 0x110000 class flags built by ``corpustok.pretokenize.gpt2_classes()``.
+Text is UTF-8 decoded with the shared ``utf8_step`` (invalid bytes act as U+FFFD, as when
+splitting ``bytes.decode("utf-8", "replace")``). A character class is a 64-bit mask over the
+pattern's class ids (``ids[cp]``). Text no branch matches becomes a chunk of its own up to where
+a branch matches again (HF's ``Split(behavior="isolated")``); no built-in pattern has any.
+
+Every step reports its *reach*: one past the last byte any decision read, or ``end + 1`` when a
+decision depended on the text ending there (or on a code point cut by ``end``). A chunk whose
+reach is at most ``end`` is final for every continuation of the text, which is what a
+streaming encoder needs.
 """
 import numpy as np
 from numba import njit
 
 from corpustok.kernels.unicode import utf8_step
 
-LETTER = 1
-NUMBER = 2
-SPACE = 4
-LOOKAHEAD = 2  # code points beyond a chunk end that the decision may read
+(KIND, FIRST, HAS_LEAD, LEAD_SET, A_SET, A_MIN, A_MAX, HAS_B, B_SET, B_MIN, TAIL,
+ TAIL_MASK, TAIL_GROUP, NOT_AHEAD, NOT_SET, LITS) = range(16)
+FIELDS = 16  # TAIL_MASK also holds a tail group's first-character mask
+RUN, LITERALS = 0, 1
+NO_TAIL, CLASS_TAIL, GROUP_TAIL = 0, 1, 2
+UNBOUNDED = 1 << 62
 
 
-@njit(nogil=True, cache=True, _nrt=False)  # no refcounting: it is called once per chunk
-def chunk_end(data, i, end, cls):
-    """End (byte position) of the GPT-2 chunk starting at ``data[i]``, ``i < end``.
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _read(data, q, end, ids):
+    """``(class id, bytes, reach)`` of the code point at ``data[q]``, ``q < end``."""
+    b = data[q]
+    if b < 0x80:
+        return ids[b], 1, q + 1
+    cp, n, bad = utf8_step(data, q, end)
+    cut = 1 if bad != 0 and q + n == end else 0  # a cut sequence may still complete
+    return ids[cp], n, q + n + cut
 
-    ``data[:end]`` is the document's UTF-8 (only ``data[i:end]`` is read). The result equals
-    ``regex.findall`` on the decoded document. Lookahead: the decision reads at most
-    ``LOOKAHEAD`` = 2 code points at or after the returned end ``j``, so ``j`` is final for
-    every continuation of the text once ``data[j:end]`` holds 2 complete code points (a
-    streaming encoder buffers that much). O(chunk length).
-    """
-    cp = np.int64(data[i])
-    n = 1
-    if cp >= 0x80:  # ASCII is read directly, the decoder only runs for the rest
-        cp, n, bad = utf8_step(data, i, end)
-    j = i + n
-    if cp == 0x27 and j < end:  # contractions: ASCII bytes, compared directly
-        c1 = data[j]
-        if c1 == 0x73 or c1 == 0x74 or c1 == 0x6D or c1 == 0x64:  # s t m d
-            return j + 1
-        if j + 1 < end:
-            c2 = data[j + 1]
-            if (c1 == 0x72 and c2 == 0x65) or (c1 == 0x76 and c2 == 0x65) or \
-                    (c1 == 0x6C and c2 == 0x6C):  # re ve ll
-                return j + 2
-    kind = cls[cp]
-    if cp == 0x20 and j < end:  # a single U+0020 joins the run that follows it
-        cp1 = np.int64(data[j])
-        n1 = 1
-        if cp1 >= 0x80:
-            cp1, n1, bad = utf8_step(data, j, end)
-        if cls[cp1] != SPACE:
-            kind = cls[cp1]
-            j += n1
-    if kind != SPACE:  # one loop serves letter, number and other runs
-        while j < end:
-            cp = np.int64(data[j])
-            n = 1
-            if cp >= 0x80:
-                cp, n, bad = utf8_step(data, j, end)
-            if cls[cp] != kind:
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _has(mask, cid):
+    return (mask >> cid) & 1
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _run(data, p, end, ids, mask, most):
+    """Greedy run of class ``mask`` from ``p``, at most ``most`` code points: ``(end, count,
+    start of its last code point, reach)``."""
+    count = 0
+    last = -1
+    reach = p
+    while count < most:
+        if p >= end:
+            return p, count, last, end + 1
+        cid, n, reach = _read(data, p, end, ids)
+        if not _has(mask, cid):
+            return p, count, last, reach
+        last = p
+        p += n
+        count += 1
+    return p, count, last, reach
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _fold(cp, fold_from, fold_to):
+    """The ASCII lowercase letter ``(?i)`` matches ``cp`` to, else ``cp``."""
+    if 0x41 <= cp <= 0x5A:
+        return cp + 32
+    if cp >= 0x80:
+        for k in range(len(fold_from)):
+            if fold_from[k] == cp:
+                return fold_to[k]
+    return cp
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _literals(data, p, end, program, g):
+    """End of the first string of literal group ``g`` that matches at ``p`` (-1: none) and
+    the reach."""
+    lit_cp, lit_off, group_off, icase = program[2], program[3], program[4], program[5]
+    reach = p
+    for s in range(group_off[g], group_off[g + 1]):
+        q = p
+        ok = True
+        for k in range(lit_off[s], lit_off[s + 1]):
+            if q >= end:
+                reach = end + 1
+                ok = False
                 break
-            j += n
-        return j
-    last = i  # start of the last whitespace character of the run
-    while j < end:
-        cp = np.int64(data[j])
-        n = 1
-        if cp >= 0x80:
-            cp, n, bad = utf8_step(data, j, end)
-        if cls[cp] != SPACE:
-            return last if last > i else j
-        last = j
-        j += n
-    return j
+            cp = np.int64(data[q])
+            n = 1
+            r = q + 1
+            if cp >= 0x80:
+                cp, n, bad = utf8_step(data, q, end)
+                r = q + n + (1 if bad != 0 and q + n == end else 0)
+            reach = max(reach, r)
+            if icase[g]:
+                cp = _fold(cp, program[6], program[7])
+            if cp != lit_cp[k]:
+                ok = False
+                break
+            q += n
+        if ok:
+            return q, reach
+    return -1, reach
 
 
-@njit(nogil=True, cache=True)
-def split_batch(data, offsets, cls, out_ends, chunk_offsets):
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _body(data, s, end, program, row):
+    """Match ``A [B] [tail] [(?!C)]`` of a RUN branch from ``s``: ``(end or -1, reach)``."""
+    ids, prog = program[0], program[1]
+    a_set = prog[row, A_SET]
+    p, count, last, reach = _run(data, s, end, ids, a_set, prog[row, A_MAX])
+    if count < prog[row, A_MIN]:
+        return -1, reach
+    if prog[row, NOT_AHEAD]:
+        if p < end:
+            cid, n, r = _read(data, p, end, ids)
+            if _has(prog[row, NOT_SET], cid):  # give the run's last character back
+                return (last, reach) if count - 1 >= max(prog[row, A_MIN], 1) else (-1, reach)
+        return p, reach
+    if prog[row, HAS_B]:
+        b_set = prog[row, B_SET]
+        if prog[row, A_MIN] == 0:  # A*B+: B from the run's end, else after its last B
+            q, nb, lb, r = _run(data, p, end, ids, b_set, UNBOUNDED)
+            reach = max(reach, r)
+            if nb == 0:
+                if a_set & b_set == 0:
+                    return -1, reach
+                q = -1
+                k = s
+                while k < p:  # the A run is known to be whole characters
+                    cid, n, r = _read(data, k, end, ids)
+                    if _has(b_set, cid):
+                        q = k + n
+                    k += n
+                if q < 0:
+                    return -1, reach
+            p = q
+        else:
+            p, nb, lb, r = _run(data, p, end, ids, b_set, UNBOUNDED)
+            reach = max(reach, r)
+            if nb < prog[row, B_MIN]:
+                return -1, reach
+    tail = prog[row, TAIL]
+    if tail == CLASS_TAIL:
+        p, nt, lt, r = _run(data, p, end, ids, prog[row, TAIL_MASK], UNBOUNDED)
+        reach = max(reach, r)
+    elif tail == GROUP_TAIL:
+        if p >= end:
+            reach = end + 1
+        else:
+            cid, n, r = _read(data, p, end, ids)
+            reach = max(reach, r)
+            if _has(prog[row, TAIL_MASK], cid):  # the group's first characters
+                q, r = _literals(data, p, end, program, prog[row, TAIL_GROUP])
+                reach = max(reach, r)
+                if q >= 0:
+                    p = q
+    return p, reach
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _branch(data, i, end, program, row, cid0, n0):
+    """``(end or -1, reach)`` of branch ``row`` at ``i``, whose first code point has class
+    ``cid0`` and ``n0`` bytes."""
+    prog = program[1]
+    if prog[row, KIND] == LITERALS:
+        return _literals(data, i, end, program, prog[row, LITS])
+    reach = i
+    if prog[row, HAS_LEAD] and _has(prog[row, LEAD_SET], cid0):
+        e, reach = _body(data, i + n0, end, program, row)
+        if e >= 0:
+            return e, reach
+    e, r = _body(data, i, end, program, row)
+    return e, max(reach, r)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _match(data, i, end, program):
+    """``(end or -1, reach)`` of the first branch matching at ``i < end``."""
+    prog = program[1]
+    cid0, n0, reach = _read(data, i, end, program[0])
+    for row in range(prog.shape[0]):
+        if _has(prog[row, FIRST], cid0):
+            e, r = _branch(data, i, end, program, row, cid0, n0)
+            reach = max(reach, r)
+            if e >= 0:
+                return e, reach
+    return -1, reach
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def chunk_end(data, i, end, program):
+    """``(e, reach)``: the chunk starting at ``data[i]``, ``i < end``, is ``data[i:e]``, equal to
+    ``regex.findall`` on the decoded ``data[:end]`` (``data[i:end]`` is read); it stays the
+    same for every continuation of the text when ``reach <= end``. O(chunk length) (O(twice) for
+    a retried leading character)."""
+    e, reach = _match(data, i, end, program)
+    if e >= 0:
+        return e, reach
+    j = i  # unmatched text: a chunk up to where a branch matches
+    while True:
+        j += _read(data, j, end, program[0])[1]
+        if j >= end:
+            return end, end + 1
+        e, r = _match(data, j, end, program)
+        reach = max(reach, r)
+        if e >= 0:
+            return j, reach
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def split_batch(data, offsets, program, out_ends, chunk_offsets):
     """Split every document of a batch; one call per batch. O(bytes).
 
     Document ``d`` is ``data[offsets[d]:offsets[d + 1]]``. Writes the end byte positions of
@@ -99,7 +237,7 @@ def split_batch(data, offsets, cls, out_ends, chunk_offsets):
         i = offsets[d]
         end = offsets[d + 1]
         while i < end:
-            i = chunk_end(data, i, end, cls)
+            i = chunk_end(data, i, end, program)[0]
             out_ends[k] = i
             k += 1
         chunk_offsets[d + 1] = k
