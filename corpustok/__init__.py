@@ -38,12 +38,17 @@ def __getattr__(name):
 
 
 def load(path):
-    """Load any tokenizer file: a corpustok file written by ``.save()``, an HF
-    ``tokenizer.json`` (WordPiece or byte-level BPE model) or a WordPiece ``vocab.txt``."""
+    """Load any tokenizer file, recognized by its content: a corpustok file written by
+    ``.save()``, an HF ``tokenizer.json`` (WordPiece or byte-level BPE model), a tiktoken rank
+    file, a Mistral Tekken JSON or a WordPiece ``vocab.txt``."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         head = f.read(1 << 16).lstrip()
     if not head.startswith(b"{"):
+        from corpustok.tiktoken_files import is_rank_file
+        if is_rank_file(head):
+            from corpustok.bpe import BytePairTokenizer
+            return BytePairTokenizer.from_tiktoken(path)
         from corpustok.wordpiece import WordPiece
         return WordPiece.from_vocab(path)
     try:
@@ -68,6 +73,10 @@ def load(path):
             return cls.from_dict(doc)
         except (ValueError, TypeError) as e:  # the dict knows no path: name the file
             raise ValueError(f"{path}: {e}") from None
+    from corpustok.tiktoken_files import is_tekken
+    if is_tekken(doc):
+        from corpustok.bpe import BytePairTokenizer
+        return BytePairTokenizer._from_tekken_doc(path, doc)
     model = doc.get("model")
     if isinstance(model, dict) and model.get("type") == "WordPiece":
         from corpustok.wordpiece import WordPiece

@@ -17,23 +17,21 @@ import numpy as np
 import pyarrow as pa
 
 from corpustok import FILE_FORMAT
-from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
+from corpustok._arrow import id_lists, list_array, nfc_batch, string_array, utf8_batch
 from corpustok.bpe_stream import BpeStreamDecoder, BpeStreamEncoder
 from corpustok.kernels.bpe_encode import chunk_cache, encode_docs, expand_ids, stitch_text
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
-from corpustok.pretokenize import program
-from corpustok.tokenizer_files import (VocabIds, check_dense_ids, hf_bpe_model, is_id,
-                                       merge_ids, read_json, short, string_list,
-                                       vocab_ids)
+from corpustok.kernels.token_table import token_splits
+from corpustok.pretokenize import canonical, program
+from corpustok.tokenizer_files import (VocabIds, check_dense_ids, gpt2_files, hf_bpe_model,
+                                       is_id, merge_ids, read_json, short, string_list,
+                                       token_table, vocab_ids)
 from corpustok.ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
 
 DEFAULT_CACHE_SIZE = 1 << 14  # chunk-cache slots per thread (~5 MB), as HF's 10k words
-# GPT-2 style files name no special tokens: vocab entries no merge makes are taken as such
-# (GPT-2 has one, <|endoftext|>); more than this means mismatched or truncated files.
-MAX_INFERRED_SPECIALS = 64
 
 
 class BytePairTokenizer:
@@ -41,21 +39,34 @@ class BytePairTokenizer:
 
     ``vocab`` maps token strings (base-symbol strings, see :data:`corpustok.ube.SYMBOL_STRINGS`,
     and the special tokens) to ids; ``merges`` lists ``(left, right)`` symbol-string pairs in
-    rank order; ``special_tokens`` names the vocabulary entries that are literal text (decoded
-    as themselves, matched in text only with ``recognize_special=True``). ``cache_size`` is
-    the number of chunk-cache slots (a power of two) each thread keeps.
+    rank order (HF's rule), or is None for tiktoken's rule: any adjacent pair whose
+    concatenation is a token merges, lower ids first. ``special_tokens`` names the vocabulary
+    entries that are literal text (decoded as themselves, matched in text only with
+    ``recognize_special=True``). ``pretokenizer`` is a name of
+    :data:`corpustok.pretokenize.PATTERNS` (or an alias) or a split pattern string;
+    ``whole_chunks`` emits a chunk that is itself a token as that token (tiktoken; HF's
+    ``ignore_merges``); ``normalize="NFC"`` normalizes text before splitting (Qwen).
+    ``cache_size`` is the number of chunk-cache slots (a power of two) each thread keeps.
     """
 
     def __init__(self, vocab, merges, substrate="ube", special_tokens=(),
-                 cache_size=DEFAULT_CACHE_SIZE):
-        self._setup(vocab, merges, substrate, special_tokens, cache_size)
+                 cache_size=DEFAULT_CACHE_SIZE, *, pretokenizer="gpt2", whole_chunks=False,
+                 normalize=None):
+        self._setup(vocab, merges, substrate, special_tokens, cache_size,
+                    pretokenizer=pretokenizer, whole_chunks=whole_chunks, normalize=normalize)
 
     def _setup(self, vocab, merges, substrate, special_tokens, cache_size, ids=None,
-               owned=False, strings=False):
+               owned=False, strings=False, pretokenizer="gpt2", whole_chunks=False,
+               normalize=None):
         # ids: vocab_ids(vocab) if known; owned: vocab is ours to keep (no copy); strings: the
         # merges may also be HF "left right" strings.
         self._code = substrate_code(substrate)
         self._substrate = substrate
+        self._split = program(pretokenizer)
+        self._pretokenizer = canonical(pretokenizer)
+        if normalize not in (None, "NFC"):
+            raise ValueError(f"normalize must be None or 'NFC', got {normalize!r}")
+        self._normalize = normalize
         if not isinstance(vocab, dict):
             raise TypeError(f"vocab must be a dict of token string -> id, got "
                             f"{type(vocab).__name__}")
@@ -69,7 +80,7 @@ class BytePairTokenizer:
             ids = np.fromiter(vocab.values(), np.int64, len(vocab))
         else:
             check_dense_ids(vocab, ids=ids)
-        if isinstance(merges, (str, bytes, dict)):
+        if merges is not None and isinstance(merges, (str, bytes, dict)):
             raise TypeError(f"merges must be a list of (left, right) pairs, got "
                             f"{type(merges).__name__}")
         specials = string_list(special_tokens, "special_tokens")
@@ -95,7 +106,17 @@ class BytePairTokenizer:
         tokens[ids] = np.fromiter(vocab, object, len(vocab))
         self._id_to_tok = tokens.tolist()
         self._build_tables(specials, tokens)
-        self._build_merges(merges, strings)
+        plain = self._exists & ~self._is_special
+        table = token_table(self._tok_sym, self._tok_off, plain) if whole_chunks or \
+            merges is None else np.empty(0, np.uint64)
+        self._whole = (table if whole_chunks else np.empty(0, np.uint64), self._tok_sym,
+                       self._tok_off)
+        if merges is None:
+            left, right, merged = token_splits(table, self._tok_sym, self._tok_off, plain)
+            self._pairs = build_pair_table(left, right, merged, merged)
+            self._merges = None
+        else:
+            self._build_merges(merges, strings)
         self._local = threading.local()
 
     # ---- construction ------------------------------------------------------------------------
@@ -177,23 +198,35 @@ class BytePairTokenizer:
 
     # ---- training and interchange -----------------------------------------------------------
     @classmethod
-    def train(cls, texts, vocab_size, substrate="ube", min_frequency=0, special_tokens=()):
+    def train(cls, texts, vocab_size, substrate="ube", min_frequency=0, special_tokens=(),
+              pretokenizer="gpt2"):
         """Train on an iterable of ``str`` with HF ``BpeTrainer`` semantics (see
         :func:`corpustok.bpe_train.train`): specials first, then the substrate alphabet in
-        code point order, then merges; ties go to the smallest ``(left_id, right_id)``."""
+        code point order, then merges; ties go to the smallest ``(left_id, right_id)``.
+        ``pretokenizer``: a name or pattern of :mod:`corpustok.pretokenize`."""
         from corpustok.bpe_train import train
 
         vocab, merges = train(texts, vocab_size, substrate=substrate,
-                              min_frequency=min_frequency, special_tokens=special_tokens)
-        return cls(vocab, merges, substrate=substrate, special_tokens=special_tokens)
+                              min_frequency=min_frequency, special_tokens=special_tokens,
+                              pretokenizer=pretokenizer)
+        return cls(vocab, merges, substrate=substrate, special_tokens=special_tokens,
+                   pretokenizer=pretokenizer)
 
     def to_dict(self):
         """JSON-able form: ``{"format": "corpustok", "type": "bpe", ...}``."""
         t = self._id_to_tok
-        return {"format": FILE_FORMAT, "type": "bpe", "version": 1,
-                "substrate": self._substrate, "pre_tokenizer": "gpt2",
-                "special_tokens": list(self._specials), "vocab": dict(self._vocab),
-                "merges": [[t[a], t[b]] for a, b in self._merges.tolist()]}
+        d = {"format": FILE_FORMAT, "type": "bpe", "version": 1,
+             "substrate": self._substrate, "pre_tokenizer": self._pretokenizer,
+             "special_tokens": list(self._specials), "vocab": dict(self._vocab)}
+        if self._merges is None:
+            d["merges"] = None  # tiktoken's rule: the vocabulary's order ranks every pair
+        else:
+            d["merges"] = [[t[a], t[b]] for a, b in self._merges.tolist()]
+        if len(self._whole[0]):
+            d["whole_chunks"] = True
+        if self._normalize:
+            d["normalize"] = self._normalize
+        return d
 
     @classmethod
     def from_dict(cls, d):
@@ -204,18 +237,23 @@ class BytePairTokenizer:
         missing = [k for k in ("substrate", "vocab", "merges") if k not in d]
         if missing:
             raise ValueError(f"corpustok BPE tokenizer lacks the key(s) {missing}")
-        if d.get("pre_tokenizer", "gpt2") != "gpt2":
-            raise ValueError(f"unknown pre_tokenizer {d['pre_tokenizer']!r} (expected 'gpt2')")
         for key, kind, what in (("vocab", dict, "an object of token -> id"),
-                                ("merges", list, "a list of [left, right] pairs"),
+                                ("merges", (list, type(None)),
+                                 "a list of [left, right] pairs or null"),
                                 ("special_tokens", list, "a list of token strings"),
-                                ("substrate", str, "a substrate name")):
+                                ("substrate", str, "a substrate name"),
+                                ("pre_tokenizer", str, "a pre-tokenizer name or pattern"),
+                                ("whole_chunks", bool, "true or false"),
+                                ("normalize", (str, type(None)), "\"NFC\" or null")):
             if key in d and not isinstance(d[key], kind):
                 raise ValueError(f"\"{key}\" must be {what}, found {type(d[key]).__name__} "
                                  f"{short(d[key])}")
         try:
             return cls(d["vocab"], d["merges"], substrate=d["substrate"],
-                       special_tokens=d.get("special_tokens", ()))
+                       special_tokens=d.get("special_tokens", ()),
+                       pretokenizer=d.get("pre_tokenizer", "gpt2"),
+                       whole_chunks=d.get("whole_chunks", False),
+                       normalize=d.get("normalize"))
         except TypeError as e:  # a file's bad value, not a caller's bad argument
             raise ValueError(str(e)) from None
 
@@ -223,6 +261,38 @@ class BytePairTokenizer:
         """Write :meth:`to_dict` as JSON; read it back with :func:`corpustok.load`."""
         with open(os.fspath(path), "w", encoding="utf-8") as f:
             json.dump(self.to_dict(), f, ensure_ascii=False)
+
+    @classmethod
+    def from_tiktoken(cls, path, pretokenizer=None, special_tokens=None, normalize=None):
+        """Load a tiktoken rank file (``cl100k_base.tiktoken``, Llama 3's ``tokenizer.model``,
+        ``qwen.tiktoken``): utf8 substrate, tiktoken's merge rule, chunks that are tokens
+        emitted whole. The rank files of :data:`corpustok.tiktoken_files` are recognized by
+        sha256 (split pattern, special tokens and their ids, NFC for Qwen); any argument given
+        overrides that, and any other file needs ``pretokenizer`` (a name or a pattern).
+        ``special_tokens`` maps token strings to ids."""
+        from corpustok.tiktoken_files import rank_file_parts
+
+        path = os.fspath(path)
+        vocab, special_tokens, pretokenizer, normalize = rank_file_parts(
+            path, pretokenizer, special_tokens, normalize)
+        try:
+            return cls(vocab, None, substrate="utf8", special_tokens=list(special_tokens),
+                       pretokenizer=pretokenizer, whole_chunks=True, normalize=normalize)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: {e}") from None
+
+    @classmethod
+    def _from_tekken_doc(cls, path, doc):
+        """A Mistral Tekken file (parsed: ``doc``): tiktoken's rules on its ranks, ids offset by
+        its special tokens, its own split pattern."""
+        from corpustok.tiktoken_files import read_tekken
+
+        vocab, pattern, specials = read_tekken(path, doc)
+        try:
+            return cls(vocab, None, substrate="utf8", special_tokens=specials,
+                       pretokenizer=pattern, whole_chunks=True)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: {e}") from None
 
     @classmethod
     def from_hf(cls, path, merges_txt=None):
@@ -256,45 +326,7 @@ class BytePairTokenizer:
 
     @classmethod
     def _from_gpt2_files(cls, vocab_json, merges_txt):
-        vocab = read_json(vocab_json)
-        if not isinstance(vocab, dict):
-            raise ValueError(f"{vocab_json}: expected a JSON object of token -> id, found "
-                             f"{type(vocab).__name__}")
-        if vocab_ids(vocab) is None:  # the loop names the first bad id
-            for tok, i in vocab.items():
-                if not is_id(i) or i < 0:
-                    raise ValueError(f"{vocab_json}: entry {tok!r}: {short(i)} is not a "
-                                     "non-negative int id")
-        check_dense_ids(vocab, f"{vocab_json}: ")
-        merges = []
-        try:
-            with open(merges_txt, encoding="utf-8") as f:
-                for line_no, line in enumerate(f, 1):
-                    line = line.rstrip("\r\n")
-                    if not line or (line_no == 1 and line.startswith("#version")):
-                        continue
-                    pair = line.split(" ")
-                    if len(pair) != 2:
-                        raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not "
-                                         "'<left> <right>'")
-                    merges.append(tuple(pair))
-        except UnicodeDecodeError:
-            with open(merges_txt, "rb") as f:  # the position in the file, not in a chunk
-                raw = f.read()
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{merges_txt}: not UTF-8 text ({e.reason} at byte "
-                                 f"{e.start})") from None
-            raise
-        # Specials: entries that are neither a base symbol nor made by a merge (GPT-2's
-        # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
-        made = set(alphabet("utf8")) | {a + b for a, b in merges}
-        specials = [t for t in vocab if t not in made]
-        if len(specials) > MAX_INFERRED_SPECIALS:
-            raise ValueError(f"{vocab_json}: {len(specials)} entries (e.g. {specials[:3]}) are "
-                             f"neither byte symbols nor made by a merge of {merges_txt}; is the "
-                             "merges file truncated or from another vocabulary?")
+        vocab, merges, specials = gpt2_files(vocab_json, merges_txt)
         try:
             return cls(vocab, merges, substrate="utf8", special_tokens=specials)
         except (TypeError, ValueError) as e:
@@ -322,9 +354,15 @@ class BytePairTokenizer:
 
     @property
     def merges(self):
-        """Merges in rank order as ``(left, right)`` symbol-string pairs (a copy)."""
+        """Merges in rank order as ``(left, right)`` symbol-string pairs (a copy); None under
+        tiktoken's rule (every pair that makes a token, ranked by the token's id)."""
         t = self._id_to_tok
-        return [(t[a], t[b]) for a, b in self._merges.tolist()]
+        return None if self._merges is None else [(t[a], t[b]) for a, b in self._merges.tolist()]
+
+    @property
+    def pretokenizer(self):
+        """The pre-tokenizer: a name of :data:`corpustok.pretokenize.PATTERNS` or a pattern."""
+        return self._pretokenizer
 
     @property
     def special_tokens(self):
@@ -348,13 +386,15 @@ class BytePairTokenizer:
             data = data.view()
             data.setflags(write=False)
         offsets = np.array(offsets, np.int64)
-        model = (self._code, program("gpt2"), self._sym_id, self._pairs)
+        model = (self._code, self._split, self._sym_id, self._pairs, self._whole)
         return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final)
 
     def encode_arrays(self, batch, *, recognize_special=False):
         """One kernel call over a :class:`corpustok._arrow.Utf8Batch`: ``(ids int32, offsets
         int64 [n+1], replaced int64 [n])``, ``replaced`` counting U+FFFD substitutions."""
+        if self._normalize:
+            batch = nfc_batch(batch)
         ids, offsets, replaced, _ = self._encode(batch.data, batch.offsets,
                                                  recognize_special, True)
         if batch.replaced is not None:
@@ -379,6 +419,9 @@ class BytePairTokenizer:
     def stream(self, *, recognize_special=False):
         """Incremental encoder: ``feed(str) -> list[int]``, ``finish() -> list[int]``; the
         concatenated output equals :meth:`encode` of the concatenated text."""
+        if self._normalize:  # NFC of a piece is not the piece of the NFC text
+            raise ValueError("streaming encode with normalize='NFC' is not supported yet; "
+                             "encode whole texts")
         return BpeStreamEncoder(self, recognize_special)
 
     # ---- decoding ---------------------------------------------------------------------------
@@ -417,4 +460,5 @@ class BytePairTokenizer:
 
     def __repr__(self):
         return (f"BytePairTokenizer(substrate={self._substrate!r}, vocab_size={self.vocab_size}, "
-                f"merges={len(self._merges)}, special_tokens={len(self._specials)})")
+                f"merges={'by rank' if self._merges is None else len(self._merges)}, "
+                f"pretokenizer={self._pretokenizer!r}, special_tokens={len(self._specials)})")

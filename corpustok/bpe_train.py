@@ -1,10 +1,10 @@
-"""Byte-level BPE training: GPT-2 chunk counting, then merges identical to HF ``BpeTrainer``.
+"""Byte-level BPE training: chunk counting, then merges identical to HF ``BpeTrainer``.
 
 Training runs in two stages so that the expensive one can be distributed:
 
 1. :func:`count_chunks` (or :class:`ChunkCounts`, mergeable; the Beam form is
-   ``corpustok.pipeline.count.CountChunks``) counts the GPT-2 pre-tokenizer chunks of the
-   texts. Counts are substrate independent: one count serves ``ube``, ``utf8`` and ``utf16``.
+   ``corpustok.pipeline.count.CountChunks``) counts the pre-tokenizer chunks (GPT-2's by
+   default, any name or pattern of :mod:`corpustok.pretokenize`) of the texts. Counts are substrate independent: one count serves ``ube``, ``utf8`` and ``utf16``.
 2. :func:`train_from_counts` maps each chunk to the substrate's base symbols and learns merges
    exactly as HF ``BpeTrainer(initial_alphabet=<substrate alphabet>, vocab_size,
    min_frequency, special_tokens)`` would on the chunks' symbol strings with no normalizer
@@ -25,7 +25,7 @@ from corpustok._arrow import utf8_batch
 from corpustok.kernels.bpe_learn import learn_merges
 from corpustok.kernels.chunk_count import count_add, count_batch
 from corpustok.kernels.substrate_codec import encode_symbols
-from corpustok.pretokenize import program
+from corpustok.pretokenize import canonical, program
 from corpustok.tokenizer_files import string_list
 from corpustok.ube import alphabet, substrate_code
 
@@ -42,7 +42,9 @@ class ChunkCounts:
     Pickles compactly (used arrays only), so it can travel between Beam workers.
     """
 
-    def __init__(self):
+    def __init__(self, pretokenizer="gpt2"):
+        self._program = program(pretokenizer)
+        self.pretokenizer = canonical(pretokenizer)
         self._slots = np.full(1 << 12, -1, np.int64)
         self._hashes = np.empty(1 << 11, np.uint64)
         self._counts = np.empty(1 << 11, np.int64)
@@ -63,7 +65,7 @@ class ChunkCounts:
     def add(self, texts):
         """Count the chunks of a batch of texts; returns self."""
         batch = utf8_batch(texts)
-        self._set(count_batch(batch.data, batch.offsets, program("gpt2"), *self._state()))
+        self._set(count_batch(batch.data, batch.offsets, self._program, *self._state()))
         return self
 
     def add_chunks(self, chunks, counts):
@@ -77,7 +79,11 @@ class ChunkCounts:
         return self
 
     def merge(self, other):
-        """Add every count of ``other`` (a ChunkCounts) to this table; returns self."""
+        """Add every count of ``other`` (a ChunkCounts of the same pre-tokenizer) to this
+        table; returns self."""
+        if other.pretokenizer != self.pretokenizer:
+            raise ValueError(f"cannot merge chunks of pre-tokenizer {other.pretokenizer!r} "
+                             f"into counts of {self.pretokenizer!r}")
         keys, key_off, counts = other.arrays()
         self._set(count_add(keys, key_off[:-1], key_off[1:], counts, *self._state()))
         return self
@@ -103,10 +109,11 @@ class ChunkCounts:
 
     def __getstate__(self):
         keys, key_off, counts = self.arrays()
-        return {"keys": keys.copy(), "key_off": key_off.copy(), "counts": counts.copy()}
+        return {"keys": keys.copy(), "key_off": key_off.copy(), "counts": counts.copy(),
+                "pretokenizer": self.pretokenizer}
 
     def __setstate__(self, state):
-        self.__init__()
+        self.__init__(state.get("pretokenizer", "gpt2"))
         key_off = state["key_off"]
         self._set(count_add(state["keys"], key_off[:-1], key_off[1:], state["counts"],
                             *self._state()))
@@ -139,14 +146,15 @@ def _batches(texts):
         yield pending
 
 
-def count_chunks(texts, *, into=None):
-    """Count the GPT-2 chunks of ``texts`` (an iterable of ``str`` and/or Arrow string
-    arrays, or one Arrow array) into a :class:`ChunkCounts` (``into`` or a new one).
+def count_chunks(texts, *, into=None, pretokenizer="gpt2"):
+    """Count the chunks of ``texts`` (an iterable of ``str`` and/or Arrow string arrays, or
+    one Arrow array) split by ``pretokenizer`` (a name or pattern, see
+    :mod:`corpustok.pretokenize`) into a :class:`ChunkCounts` (``into`` or a new one).
 
     Use ``.to_dict()`` on the result for ``{chunk: count}``; :func:`train_from_counts` takes
     either form.
     """
-    counts = ChunkCounts() if into is None else into
+    counts = ChunkCounts(pretokenizer) if into is None else into
     for batch in _batches(texts):
         counts.add(batch)
     return counts
@@ -229,10 +237,11 @@ def train_from_counts(counts, vocab_size, substrate="ube", min_frequency=0,
     return _learn(keys, key_off, weights, vocab_size, substrate, min_frequency, special_tokens)
 
 
-def train(texts, vocab_size, substrate="ube", min_frequency=0, special_tokens=()):
+def train(texts, vocab_size, substrate="ube", min_frequency=0, special_tokens=(),
+          pretokenizer="gpt2"):
     """Count the chunks of ``texts`` and learn merges: :func:`count_chunks` then
     :func:`train_from_counts`. Returns ``(vocab, merges)``."""
     substrate_code(substrate)  # fail on a bad substrate before counting a corpus
     _check_options(vocab_size, min_frequency, special_tokens)
-    return train_from_counts(count_chunks(texts), vocab_size, substrate, min_frequency,
-                             special_tokens)
+    return train_from_counts(count_chunks(texts, pretokenizer=pretokenizer), vocab_size,
+                             substrate, min_frequency, special_tokens)

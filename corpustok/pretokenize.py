@@ -31,7 +31,8 @@ PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTE
             "qwen2": QWEN2_PATTERN, "qwen3_5": QWEN3_5_PATTERN, "tekken": TEKKEN_PATTERN}
 ALIASES = {"llama3": "cl100k", "llama4": "o200k"}
 
-__all__ = ["PATTERNS", "GPT2_PATTERN", "pattern_named", "program", "split_arrays", "split"]
+__all__ = ["PATTERNS", "GPT2_PATTERN", "canonical", "pattern_named", "program", "split_arrays",
+           "split"]
 
 
 def pattern_named(name):
@@ -47,6 +48,15 @@ def pattern_named(name):
         raise ValueError(f"unknown pre-tokenizer {name!r}; known: "
                          f"{', '.join([*PATTERNS, *ALIASES])}, or a regex pattern string")
     return name
+
+
+def canonical(name):
+    """The registry name of a pre-tokenizer given by name, alias or one of the named pattern
+    strings; any other pattern string as is."""
+    key = ALIASES.get(name, name)
+    if key in PATTERNS:
+        return key
+    return next((k for k, p in PATTERNS.items() if p == name), pattern_named(name))
 
 
 def program(name="gpt2"):

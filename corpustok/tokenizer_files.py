@@ -11,6 +11,7 @@ import numpy as np
 
 from corpustok._arrow import id_array
 from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens
+from corpustok.ube import alphabet
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest
 # id below 2 * entries + SPARSE_IDS_SLACK (gaps are allowed, a stray id of 10**12 is not).
@@ -125,6 +126,56 @@ class VocabIds:
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
             raise self.error(k, int(ids[k]))
+
+
+# GPT-2 style files name no special tokens: vocab entries no merge makes are taken as such
+# (GPT-2 has one, <|endoftext|>); more than this means mismatched or truncated files.
+MAX_INFERRED_SPECIALS = 64
+
+
+def gpt2_files(vocab_json, merges_txt):
+    """``(vocab, merges, specials)`` of a GPT-2 style ``vocab.json`` + ``merges.txt``, or
+    ValueError naming the file and what is wrong with it."""
+    vocab = read_json(vocab_json)
+    if not isinstance(vocab, dict):
+        raise ValueError(f"{vocab_json}: expected a JSON object of token -> id, found "
+                         f"{type(vocab).__name__}")
+    if vocab_ids(vocab) is None:  # the loop names the first bad id
+        for tok, i in vocab.items():
+            if not is_id(i) or i < 0:
+                raise ValueError(f"{vocab_json}: entry {tok!r}: {short(i)} is not a "
+                                 "non-negative int id")
+    check_dense_ids(vocab, f"{vocab_json}: ")
+    merges = []
+    try:
+        with open(merges_txt, encoding="utf-8") as f:
+            for line_no, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if not line or (line_no == 1 and line.startswith("#version")):
+                    continue
+                pair = line.split(" ")
+                if len(pair) != 2:
+                    raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not "
+                                     "'<left> <right>'")
+                merges.append(tuple(pair))
+    except UnicodeDecodeError:
+        with open(merges_txt, "rb") as f:  # the position in the file, not in a chunk
+            raw = f.read()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{merges_txt}: not UTF-8 text ({e.reason} at byte "
+                             f"{e.start})") from None
+        raise
+    # Specials: entries that are neither a base symbol nor made by a merge (GPT-2's
+    # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
+    made = set(alphabet("utf8")) | {a + b for a, b in merges}
+    specials = [t for t in vocab if t not in made]
+    if len(specials) > MAX_INFERRED_SPECIALS:
+        raise ValueError(f"{vocab_json}: {len(specials)} entries (e.g. {specials[:3]}) are "
+                         f"neither byte symbols nor made by a merge of {merges_txt}; is the "
+                         "merges file truncated or from another vocabulary?")
+    return vocab, merges, specials
 
 
 def read_json(path):
@@ -246,6 +297,17 @@ def hf_bpe_model(path, doc):
     return vocab, ids, merges, specials
 
 
+def token_table(tok_sym, tok_off, plain):
+    """The open-addressing table (:mod:`corpustok.kernels.token_table`) of the tokens ``i``
+    with ``plain[i]``, whose symbols are ``tok_sym[tok_off[i]:tok_off[i + 1]]``."""
+    size = 16
+    while size < 2 * np.count_nonzero(plain):
+        size *= 2
+    slots = np.full(size, EMPTY, np.uint64)  # numpy's: huge pages where the system has them
+    fill_token_table(slots, tok_sym, tok_off, plain, np.empty(len(plain), np.uint64))
+    return slots
+
+
 MERGE_STEP = 1 << 18  # merges per pass of merge_ids (temporaries of about 60 MB)
 
 
@@ -260,11 +322,7 @@ def merge_ids(merges, tok_sym, tok_off, plain, substrate, strings=False):
     table of the tokens, without a Python string or dict lookup per merge."""
     from corpustok.ube import parse_symbols
 
-    size = 16
-    while size < 2 * np.count_nonzero(plain):
-        size *= 2
-    slots = np.full(size, EMPTY, np.uint64)  # numpy's: huge pages where the system has them
-    fill_token_table(slots, tok_sym, tok_off, plain, np.empty(len(plain), np.uint64))
+    slots = token_table(tok_sym, tok_off, plain)
     ids = np.empty((3, len(merges)), np.int64)
     for start in range(0, len(merges), MERGE_STEP):
         chunk = merges[start:start + MERGE_STEP]

@@ -1,7 +1,10 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
-A model is the tuple ``(substrate, split, sym_id, pairs)`` built once per vocabulary: ``split``
-is the pre-tokenizer's program (:mod:`corpustok.kernels.split`), ``sym_id`` maps the 512 base symbols (see
+A model is the tuple ``(substrate, split, sym_id, pairs, whole)`` built once per vocabulary:
+``split`` is the pre-tokenizer's program (:mod:`corpustok.kernels.split`), ``whole`` the token
+table ``(slots, tok_sym, tok_off)`` of :mod:`corpustok.kernels.token_table` when a chunk that is
+itself a token is emitted whole (tiktoken's rule, HF's ``ignore_merges``; empty ``slots``
+otherwise), ``sym_id`` maps the 512 base symbols (see
 :mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the
 symbol; such symbols are skipped, as HF's BPE model without an unknown token skips them), and
 ``pairs`` is the open-addressing pair table of :func:`corpustok.kernels.bpe_merge.build_pair_table`.
@@ -26,6 +29,7 @@ from numba import njit
 from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
 from corpustok.kernels.split import chunk_end
 from corpustok.kernels.substrate_codec import UTF16, count_symbols, put_symbols
+from corpustok.kernels.token_table import find_token
 from corpustok.kernels.unicode import utf8_step
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
@@ -160,6 +164,19 @@ def _cache_put(cache, slot, data, s, e, h, out, j, n):
         c_ids[base + k] = out[j + k]
 
 
+@njit(nogil=True, cache=True, _nrt=False)
+def _whole_token(data, s, e, substrate, whole, sym):
+    """The id of the token whose base symbols are those of ``data[s:e]``, or -1; ``sym`` has
+    room for them (4 a byte). O(e - s)."""
+    n = 0
+    i = s
+    while i < e:
+        cp, m, _ = utf8_step(data, i, e)
+        i += m
+        n = put_symbols(cp, substrate, sym, n)
+    return find_token(whole[0], whole[1], whole[2], sym, 0, n)
+
+
 @njit(nogil=True, cache=True)
 def encode_long_chunk(data, s, e, model, out, j):
     """Encode a chunk too long for the work arrays in place in ``out[j:]`` (which has room for
@@ -169,7 +186,12 @@ def encode_long_chunk(data, s, e, model, out, j):
     It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
     is compiled without NRT too, and its work arrays are never freed.
     """
-    substrate, _, sym_id, pairs = model
+    substrate, _, sym_id, pairs, whole = model
+    if len(whole[0]):
+        t = _whole_token(data, s, e, substrate, whole, np.empty(4 * (e - s), np.int64))
+        if t >= 0:
+            out[j] = t
+            return 1
     ids = out[j:]
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     rank, new, nxt, prv, heap = long_work(n)
@@ -181,10 +203,15 @@ def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
     ``(ids, rank, new)``; returns their count, or -1 for a chunk of more than :data:`WORK`
     bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2) for m symbols."""
-    substrate, _, sym_id, pairs = model
+    substrate, _, sym_id, pairs, whole = model
     ids, rank, new = work
     if e - s > WORK:
         return -1
+    if len(whole[0]):
+        t = _whole_token(data, s, e, substrate, whole, rank)
+        if t >= 0:
+            out[j] = t
+            return 1
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     if n > SHORT:
         return -1

@@ -29,8 +29,8 @@ def _pair_slot(pairs, key):
 
 
 @njit(nogil=True, cache=True)
-def fill_pair_table(left, right, new_id, pairs):
-    """Insert merge ``k`` = ``(left[k], right[k]) -> (rank k, new_id[k])`` for every ``k``
+def fill_pair_table(left, right, new_id, rank, pairs):
+    """Insert merge ``k`` = ``(left[k], right[k]) -> (rank[k], new_id[k])`` for every ``k``
     into ``pairs`` (2 * a power of two >= 2 * merges entries, keys -1 when empty).
 
     A pair listed twice keeps its last rank, as HF's merge map does. O(merges) expected.
@@ -39,19 +39,21 @@ def fill_pair_table(left, right, new_id, pairs):
         key = (np.int64(left[k]) << 32) | np.int64(right[k])
         s = _pair_slot(pairs, key)
         pairs[2 * s] = key
-        pairs[2 * s + 1] = (np.int64(k) << 32) | np.int64(new_id[k])
+        pairs[2 * s + 1] = (np.int64(rank[k]) << 32) | np.int64(new_id[k])
 
 
-def build_pair_table(left, right, new_id):
-    """The pair table (flat int64 key/value slots) of merges given as three int arrays in
-    rank order."""
+def build_pair_table(left, right, new_id, rank=None):
+    """The pair table (flat int64 key/value slots) of merges given as three int arrays, with
+    their ranks (default: the merges' order, HF's rule; tiktoken's is the merged token's rank,
+    shared by every pair that makes it)."""
     size = 16
     while size < 2 * len(left):
         size *= 2
     pairs = np.zeros(2 * size, np.int64)
     pairs[0::2] = -1
+    rank = np.arange(len(left), dtype=np.int64) if rank is None else rank
     fill_pair_table(np.asarray(left, np.int64), np.asarray(right, np.int64),
-                    np.asarray(new_id, np.int64), pairs)
+                    np.asarray(new_id, np.int64), np.asarray(rank, np.int64), pairs)
     return pairs
 
 

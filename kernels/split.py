@@ -117,7 +117,8 @@ def _literals(data, p, end, program, g):
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _body(data, s, end, program, row):
-    """Match ``A [B] [tail] [(?!C)]`` of a RUN branch from ``s``: ``(end or -1, reach)``."""
+    """Match ``A [B] [tail] [(?!C)]`` of a RUN branch from ``s``: ``(end or -1, reach)``.
+    Each helper has one call site here, so that inlining stays small to compile."""
     ids, prog = program[0], program[1]
     a_set = prog[row, A_SET]
     p, count, last, reach = _run(data, s, end, ids, a_set, prog[row, A_MAX])
@@ -131,27 +132,23 @@ def _body(data, s, end, program, row):
         return p, reach
     if prog[row, HAS_B]:
         b_set = prog[row, B_SET]
-        if prog[row, A_MIN] == 0:  # A*B+: B from the run's end, else after its last B
-            q, nb, lb, r = _run(data, p, end, ids, b_set, UNBOUNDED)
-            reach = max(reach, r)
-            if nb == 0:
-                if a_set & b_set == 0:
-                    return -1, reach
-                q = -1
-                k = s
-                while k < p:  # the A run is known to be whole characters
-                    cid, n, r = _read(data, k, end, ids)
-                    if _has(b_set, cid):
-                        q = k + n
-                    k += n
-                if q < 0:
-                    return -1, reach
-            p = q
-        else:
-            p, nb, lb, r = _run(data, p, end, ids, b_set, UNBOUNDED)
-            reach = max(reach, r)
-            if nb < prog[row, B_MIN]:
+        q, nb, lb, r = _run(data, p, end, ids, b_set, UNBOUNDED)
+        reach = max(reach, r)
+        if nb == 0 and prog[row, A_MIN] == 0:  # A*B+ and no B after the run: its last B
+            if a_set & b_set == 0:
                 return -1, reach
+            q = -1
+            k = s
+            while k < p:  # the A run is known to be whole characters
+                cid, n, r = _read(data, k, end, ids)
+                if _has(b_set, cid):
+                    q = k + n
+                k += n
+            if q < 0:
+                return -1, reach
+        elif nb < prog[row, B_MIN]:
+            return -1, reach
+        p = q
     tail = prog[row, TAIL]
     if tail == CLASS_TAIL:
         p, nt, lt, r = _run(data, p, end, ids, prog[row, TAIL_MASK], UNBOUNDED)
@@ -173,17 +170,18 @@ def _body(data, s, end, program, row):
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _branch(data, i, end, program, row, cid0, n0):
     """``(end or -1, reach)`` of branch ``row`` at ``i``, whose first code point has class
-    ``cid0`` and ``n0`` bytes."""
+    ``cid0`` and ``n0`` bytes: with the leading character when it is one, then without."""
     prog = program[1]
     if prog[row, KIND] == LITERALS:
         return _literals(data, i, end, program, prog[row, LITS])
     reach = i
-    if prog[row, HAS_LEAD] and _has(prog[row, LEAD_SET], cid0):
-        e, reach = _body(data, i + n0, end, program, row)
-        if e >= 0:
+    s = i + n0 if prog[row, HAS_LEAD] and _has(prog[row, LEAD_SET], cid0) else i
+    while True:
+        e, r = _body(data, s, end, program, row)
+        reach = max(reach, r)
+        if e >= 0 or s == i:
             return e, reach
-    e, r = _body(data, i, end, program, row)
-    return e, max(reach, r)
+        s = i
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -205,19 +203,17 @@ def chunk_end(data, i, end, program):
     """``(e, reach)``: the chunk starting at ``data[i]``, ``i < end``, is ``data[i:e]``, equal to
     ``regex.findall`` on the decoded ``data[:end]`` (``data[i:end]`` is read); it stays the
     same for every continuation of the text when ``reach <= end``. O(chunk length) (O(twice) for
-    a retried leading character)."""
-    e, reach = _match(data, i, end, program)
-    if e >= 0:
-        return e, reach
-    j = i  # unmatched text: a chunk up to where a branch matches
+    a retried leading character). Text no branch matches is a chunk up to where one does."""
+    j = i
+    reach = i
     while True:
-        j += _read(data, j, end, program[0])[1]
-        if j >= end:
-            return end, end + 1
         e, r = _match(data, j, end, program)
         reach = max(reach, r)
         if e >= 0:
-            return j, reach
+            return (e if j == i else j), reach
+        j += _read(data, j, end, program[0])[1]
+        if j >= end:
+            return end, end + 1
 
 
 @njit(nogil=True, cache=True, _nrt=False)

@@ -12,7 +12,7 @@ EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # a free slot
 LOW = np.uint64(0xFFFFFFFF)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _hash(sym, start, stop):
     h = np.uint64(0xCBF29CE484222325)  # FNV-1a over the symbols, then a 64-bit finalizer
     for j in range(start, stop):
@@ -39,7 +39,7 @@ def fill_token_table(slots, tok_sym, tok_off, plain, h):
             slots[s] = (h[i] & ~LOW) | np.uint64(i)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, _nrt=False)
 def _same(tok_sym, tok_off, i, sym, start, stop):
     a = tok_off[i]
     if tok_off[i + 1] - a != stop - start:
@@ -50,8 +50,8 @@ def _same(tok_sym, tok_off, i, sym, start, stop):
     return True
 
 
-@njit(nogil=True, cache=True)
-def _find(slots, tok_sym, tok_off, sym, start, stop):
+@njit(nogil=True, cache=True, _nrt=False)
+def find_token(slots, tok_sym, tok_off, sym, start, stop):
     """The id whose symbols are ``sym[start:stop]``, or -1."""
     h = _hash(sym, start, stop)
     s = np.int64(h & np.uint64(len(slots) - 1))
@@ -96,8 +96,40 @@ def lookup_tokens(slots, tok_sym, tok_off, sym, starts, stops, out):
                 same = False
                 break
         if not same:
-            out[q] = -1 if out[q] < 0 else _find(slots, tok_sym, tok_off, sym, starts[q],
+            out[q] = -1 if out[q] < 0 else find_token(slots, tok_sym, tok_off, sym, starts[q],
                                                   stops[q])
             if out[q] < 0:
                 return q
     return -1
+
+
+@njit(nogil=True, cache=True)
+def token_splits(slots, tok_sym, tok_off, plain):
+    """Every way to cut a token ``i`` with ``plain[i]`` into two tokens of the table:
+    ``(left, right, merged)`` int64 arrays, by merged id, then cut position. These are the
+    pairs tiktoken merges (any adjacent pair whose concatenation is a token, ranked by that
+    token). O(total symbols) lookups of O(token length)."""
+    total = 0
+    for i in range(len(plain)):
+        if plain[i]:
+            total += max(tok_off[i + 1] - tok_off[i] - 1, 0)
+    left = np.empty(total, np.int64)
+    right = np.empty(total, np.int64)
+    merged = np.empty(total, np.int64)
+    n = 0
+    for i in range(len(plain)):
+        a = tok_off[i]
+        b = tok_off[i + 1]
+        if not plain[i]:
+            continue
+        for k in range(a + 1, b):
+            x = find_token(slots, tok_sym, tok_off, tok_sym, a, k)
+            if x < 0:
+                continue
+            y = find_token(slots, tok_sym, tok_off, tok_sym, k, b)
+            if y >= 0:
+                left[n] = x
+                right[n] = y
+                merged[n] = i
+                n += 1
+    return left[:n], right[:n], merged[:n]

@@ -161,3 +161,43 @@ def test_errors():
         count_chunks("not a list")
     with pytest.raises(TypeError, match="int"):
         count_chunks([1, 2])
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+@pytest.mark.parametrize("substrate", ["utf8", "ube"])
+def test_modern_pretokenizer_training_equals_hf(name, substrate):
+    """Counting with a modern split (regex's chunks) and learning from them is HF's trainer;
+    for utf8 also HF's own pipeline: Split(Regex, isolated) + ByteLevel(use_regex=False)."""
+    from corpustok.bpe import BytePairTokenizer
+    from corpustok.pretokenize import PATTERNS
+
+    texts = [r["text"] for r in load_sample()[:300]]
+    counts = reference.count_chunks(texts, regex.compile(PATTERNS[name]).findall)
+    assert count_chunks(texts, pretokenizer=name).to_dict() == counts
+    got = train(texts, 256 + 300 if substrate == "utf8" else 512 + 300, substrate,
+                pretokenizer=name)
+    assert got == hf_bpe_train(counts, len(got[0]), substrate)
+    tok = BytePairTokenizer.train(texts, len(got[0]), substrate, pretokenizer=name)
+    assert tok.pretokenizer == name and tok.merges == got[1]
+    if substrate == "utf8":
+        import json
+
+        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+        hf = Tokenizer(models.BPE())
+        hf.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(PATTERNS[name]), "isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        hf.train_from_iterator(texts, trainers.BpeTrainer(
+            vocab_size=len(got[0]), show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        model = json.loads(hf.to_str())["model"]
+        assert got[0] == model["vocab"]
+        assert got[1] == [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+                          for m in model["merges"]]
+
+
+def test_counts_of_different_pretokenizers_do_not_merge():
+    a = count_chunks(["a b"], pretokenizer="o200k")
+    with pytest.raises(ValueError, match="pre-tokenizer"):
+        count_chunks(["a b"]).merge(a)
+    assert pickle.loads(pickle.dumps(a)).pretokenizer == "o200k"
