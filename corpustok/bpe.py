@@ -315,11 +315,11 @@ class BytePairTokenizer:
     @classmethod
     def _from_hf_doc(cls, path, doc):
         """:meth:`from_hf` of the parsed ``doc``, whose vocab dict becomes the tokenizer's."""
-        vocab, ids, merges, specials = hf_bpe_model(path, doc)
+        vocab, ids, merges, specials, options = hf_bpe_model(path, doc)
         tok = cls.__new__(cls)
         try:
             tok._setup(vocab, merges, "utf8", specials, DEFAULT_CACHE_SIZE, ids=ids, owned=True,
-                       strings=True)
+                       strings=True, **options)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{path}: {e}") from None
         return tok

@@ -243,12 +243,38 @@ def check_hf_merges(path, merges):
                              "(\"left right\" or [left, right])")
 
 
+def _hf_split(path, pre):
+    """The split pattern of an HF byte-level pre-tokenizer: ``ByteLevel(use_regex=true)``
+    is GPT-2's; ``Sequence[Split(Regex(P), "Isolated"), ByteLevel(use_regex=false)]`` is
+    ``P``; anything else is a ValueError naming it."""
+    def byte_level(p, regex):
+        return isinstance(p, dict) and p.get("type") == "ByteLevel" and \
+            not p.get("add_prefix_space") and bool(p.get("use_regex", True)) == regex
+    if byte_level(pre, True):
+        return "gpt2"
+    steps = pre.get("pretokenizers") if isinstance(pre, dict) and \
+        pre.get("type") == "Sequence" else None
+    if isinstance(steps, list) and len(steps) == 2 and byte_level(steps[1], False):
+        split = steps[0]
+        pattern = split.get("pattern") if isinstance(split, dict) else None
+        if isinstance(split, dict) and split.get("type") == "Split" and \
+                isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str) and \
+                split.get("behavior") == "Isolated" and not split.get("invert"):
+            return pattern["Regex"]
+    raise ValueError(f"{path}: pre_tokenizer {short(pre, 120)} is not supported; expected "
+                     "ByteLevel(add_prefix_space=false, use_regex=true) or Sequence[Split("
+                     "Regex(P), behavior=Isolated), ByteLevel(add_prefix_space=false, "
+                     "use_regex=false)]")
+
+
 def hf_bpe_model(path, doc):
-    """``(vocab, ids, merges, specials)`` of an HF ``tokenizer.json`` (parsed: ``doc``) with a
-    byte-level BPE model, or ValueError naming what is malformed or unsupported. ``vocab`` is
-    the document's own dict plus the added tokens it lacks (all ``specials``), ``ids`` its
-    :func:`vocab_ids` (None: the tokenizer's loop looks again), ``merges`` the model's list,
-    each item checked to be a pair (the parts are the tokenizer's to check)."""
+    """``(vocab, ids, merges, specials, options)`` of an HF ``tokenizer.json`` (parsed:
+    ``doc``) with a byte-level BPE model, or ValueError naming what is malformed or
+    unsupported. ``vocab`` is the document's own dict plus the added tokens it lacks (all
+    ``specials``), ``ids`` its :func:`vocab_ids` (None: the tokenizer's loop looks again),
+    ``merges`` the model's list, each item checked to be a pair (the parts are the tokenizer's
+    to check); ``options`` the tokenizer's ``pretokenizer``, ``whole_chunks`` (HF's
+    ``ignore_merges``) and ``normalize``."""
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict) or model.get("type") != "BPE":
         raise ValueError(f"{path}: not an HF tokenizer.json with a BPE model")
@@ -256,18 +282,16 @@ def hf_bpe_model(path, doc):
         if model.get(key):
             raise ValueError(f"{path}: model.{key} = {short(model[key])} is not supported "
                              "(byte-level BPE has none)")
-    if model.get("ignore_merges") or model.get("byte_fallback"):
-        raise ValueError(f"{path}: model.ignore_merges/byte_fallback are not supported")
+    if model.get("byte_fallback"):
+        raise ValueError(f"{path}: model.byte_fallback is not supported")
     norm = doc.get("normalizer")
-    if norm is not None:
+    if norm is not None and not (isinstance(norm, dict) and norm.get("type") == "NFC"):
         kind = norm.get("type") if isinstance(norm, dict) else short(norm)
         raise ValueError(f"{path}: a normalizer ({kind}) is not supported; corpustok BPE "
-                         "reads raw text")
-    pre = doc.get("pre_tokenizer") or {}
-    if not isinstance(pre, dict) or pre.get("type") != "ByteLevel" or \
-            pre.get("add_prefix_space") or not pre.get("use_regex", True):
-        raise ValueError(f"{path}: pre_tokenizer {short(pre)} is not supported; expected "
-                         "ByteLevel with add_prefix_space=false and use_regex=true")
+                         "reads raw text or NFC")
+    options = {"pretokenizer": _hf_split(path, doc.get("pre_tokenizer") or {}),
+               "whole_chunks": bool(model.get("ignore_merges")),
+               "normalize": "NFC" if norm is not None else None}
     vocab = hf_vocab(path, model)
     ids = vocab_ids(vocab)
     if ids is None:  # the loop names the first bad id
@@ -294,7 +318,7 @@ def hf_bpe_model(path, doc):
         specials.append(content)
     if ids is not None and new_ids:
         ids = None if max(new_ids) >= 1 << 63 else np.append(ids, new_ids)
-    return vocab, ids, merges, specials
+    return vocab, ids, merges, specials, options
 
 
 def token_table(tok_sym, tok_off, plain):

@@ -173,3 +173,70 @@ def test_tekken_equals_tiktoken(shared_data):
     got = tok.encode_batch(lines).to_pylist()
     assert [list(np.array(g) - n_special) for g in got] == [ref.encode_ordinary(t)
                                                              for t in lines]
+
+
+# ---- the same tokenizers as HF tokenizer.json (Split + ByteLevel, ignore_merges) -------------
+
+def hf_json_from_ranks(path, pattern, nfc=False):
+    """An HF tokenizer.json built from a rank file with the standard rank -> merges
+    conversion (each token's last merge as tiktoken's BPE would make it), as distributed
+    beside Llama 3 / Qwen weights."""
+    from corpustok.tiktoken_files import token_string
+
+    ranks = tiktoken.load.load_tiktoken_bpe(str(path))
+
+    def last_merge(token, rank):
+        parts = [bytes([b]) for b in token]
+        while len(parts) > 2:
+            best = min(((ranks.get(a + b, 1 << 62), k) for k, (a, b) in
+                        enumerate(zip(parts, parts[1:]))))
+            if best[0] >= rank:
+                break
+            k = best[1]
+            parts[k:k + 2] = [parts[k] + parts[k + 1]]
+        return parts
+
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+        if len(token) > 1:
+            a, b = last_merge(token, rank)
+            merges.append(f"{token_string(a)} {token_string(b)}")
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": {"type": "NFC"} if nfc else None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+             "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                    "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": {token_string(t): r for t, r in ranks.items()},
+                  "merges": merges}})
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "qwen2"])
+def test_hf_split_tokenizer_json_equals_hf(tmp_path, name):
+    from tokenizers import Tokenizer
+
+    doc = hf_json_from_ranks(RANKS, PATTERNS[name], nfc=name == "qwen2")
+    path = tmp_path / "tokenizer.json"
+    path.write_text(doc, encoding="utf-8")
+    hf = Tokenizer.from_str(doc)
+    ours = corpustok.load(path)
+    assert ours.pretokenizer == name
+    lines = sample_lines() + ["Cafe\u0301 DON'T 12345 x//\n\n"]
+    assert ours.encode_batch(lines).to_pylist() == [e.ids for e in hf.encode_batch(lines)]
+
+
+def test_hf_unsupported_pre_tokenizer_is_named(tmp_path):
+    doc = json.loads(hf_json_from_ranks(RANKS, PATTERNS["cl100k"]))
+    doc["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="pre_tokenizer .* is not supported; expected"):
+        corpustok.load(path)
