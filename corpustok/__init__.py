@@ -37,20 +37,52 @@ def __getattr__(name):
     raise AttributeError(f"module 'corpustok' has no attribute {name!r}")
 
 
-def load(path):
+def _folder_files(folder, merges):
+    """The file(s) to load from a folder: its tokenizer.json, else vocab.json + merges.txt."""
+    names = set(os.listdir(folder))
+    if merges is None and "tokenizer.json" in names:
+        return os.path.join(folder, "tokenizer.json"), None
+    if merges is None and {"vocab.json", "merges.txt"} <= names:
+        return os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt")
+    raise ValueError(f"{folder}: a tokenizer folder holds tokenizer.json, or vocab.json and "
+                     f"merges.txt (GPT-2); found {', '.join(sorted(names)[:8]) or 'nothing'}")
+
+
+def _no_pretokenizer(path, pretokenizer):
+    if pretokenizer is not None:
+        raise ValueError(f"{path}: this file defines its own pre-tokenizer; a pretokenizer "
+                         "is given only with a tiktoken rank file or GPT-2 vocab.json + "
+                         "merges.txt")
+
+
+def load(path, *, merges=None, pretokenizer=None):
     """Load any tokenizer file, recognized by its content: a corpustok file written by
     ``.save()``, an HF ``tokenizer.json`` (WordPiece or byte-level BPE model), a tiktoken rank
-    file, a Mistral Tekken JSON or a WordPiece ``vocab.txt``."""
+    file, a Mistral Tekken JSON or a WordPiece ``vocab.txt``; or a folder holding a
+    ``tokenizer.json``, or GPT-2's ``vocab.json`` + ``merges.txt``.
+
+    ``merges``: the ``merges.txt`` of a GPT-2 style ``vocab.json`` given as ``path``.
+    ``pretokenizer``: the split (a name of :data:`corpustok.pretokenize.PATTERNS` or a
+    pattern) of a tiktoken rank file or GPT-2 files; files that define their own split refuse
+    it."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        path, merges = _folder_files(path, merges)
+    if merges is not None:
+        from corpustok.bpe import BytePairTokenizer
+        return BytePairTokenizer._from_gpt2_files(path, os.fspath(merges),
+                                                  pretokenizer or "gpt2")
     with open(path, "rb") as f:
         head = f.read(1 << 16).lstrip()
     if not head.startswith(b"{"):
         from corpustok.tiktoken_files import is_rank_file
         if is_rank_file(head):
             from corpustok.bpe import BytePairTokenizer
-            return BytePairTokenizer.from_tiktoken(path)
+            return BytePairTokenizer.from_tiktoken(path, pretokenizer=pretokenizer)
+        _no_pretokenizer(path, pretokenizer)
         from corpustok.wordpiece import WordPiece
         return WordPiece.from_vocab(path)
+    _no_pretokenizer(path, pretokenizer)
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)

@@ -171,25 +171,3 @@ def id_lists(lists):
     ids = id_array(lists.values.to_numpy(zero_copy_only=False))[offsets[0]:offsets[-1]]
     valid = lists.is_valid().to_numpy(zero_copy_only=False) if lists.null_count else None
     return ids, offsets - offsets[0], valid
-
-
-def nfc_batch(batch: Utf8Batch) -> Utf8Batch:
-    """``batch`` with every document in Unicode NFC (Python's ``unicodedata``); documents
-    already in NFC (``unicodedata.is_normalized``, a quick check in C) are not rebuilt, and a
-    batch holding only such documents is returned as is. Invalid UTF-8 is read with
-    replacement first, as the kernels read it."""
-    import unicodedata
-
-    raw = batch.data.tobytes()
-    offs = batch.offsets.tolist()
-    texts, changed = [], False
-    for a, b in zip(offs, offs[1:]):
-        t = raw[a:b].decode("utf-8", "replace")
-        if not t.isascii() and not unicodedata.is_normalized("NFC", t):
-            t = unicodedata.normalize("NFC", t)
-            changed = True
-        texts.append(t)
-    if not changed:
-        return batch
-    out = _from_pylist(texts)
-    return Utf8Batch(out.data, out.offsets, batch.valid, batch.replaced, batch.binary)

@@ -11,19 +11,22 @@ split, and then encode, differently from them. Everything else gives their ids e
 """
 import json
 import os
+import re
 import threading
 
 import numpy as np
 import pyarrow as pa
 
 from corpustok import FILE_FORMAT
-from corpustok._arrow import id_lists, list_array, nfc_batch, string_array, utf8_batch
-from corpustok.bpe_stream import BpeStreamDecoder, BpeStreamEncoder
+from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
+from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
+                                  WholeTextEncoder)
 from corpustok.kernels.bpe_encode import chunk_cache, encode_docs, expand_ids, stitch_text
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.kernels.token_table import token_splits
-from corpustok.pretokenize import canonical, program
+from corpustok.nfc import NfcStream, nfc_batch
+from corpustok.pretokenize import resolve
 from corpustok.tokenizer_files import (VocabIds, check_dense_ids, gpt2_files, hf_bpe_model,
                                        is_id, merge_ids, read_json, short, string_list,
                                        token_table, vocab_ids)
@@ -62,8 +65,7 @@ class BytePairTokenizer:
         # merges may also be HF "left right" strings.
         self._code = substrate_code(substrate)
         self._substrate = substrate
-        self._split = program(pretokenizer)
-        self._pretokenizer = canonical(pretokenizer)
+        self._split, self._python_split, self._pretokenizer = resolve(pretokenizer)
         if normalize not in (None, "NFC"):
             raise ValueError(f"normalize must be None or 'NFC', got {normalize!r}")
         self._normalize = normalize
@@ -157,6 +159,9 @@ class BytePairTokenizer:
                           sp_off, np.array([self._vocab[s] for s in specials], np.int32),
                           sp_first)
         self._sp_bytes = [b for b in enc if b]
+        by_length = sorted((s for s in specials if s), key=lambda s: -len(s.encode("utf-8",
+                                                                                 "surrogatepass")))
+        self._sp_regex = re.compile("|".join(map(re.escape, by_length))) if by_length else None
 
     def _build_merges(self, merges, strings=False):
         # One Numba hash pass over all merges; anything unusual goes to the checking loop for
@@ -242,7 +247,8 @@ class BytePairTokenizer:
                                  "a list of [left, right] pairs or null"),
                                 ("special_tokens", list, "a list of token strings"),
                                 ("substrate", str, "a substrate name"),
-                                ("pre_tokenizer", str, "a pre-tokenizer name or pattern"),
+                                ("pre_tokenizer", (str, dict),
+                                 "a pre-tokenizer name, pattern or HF pre_tokenizer object"),
                                 ("whole_chunks", bool, "true or false"),
                                 ("normalize", (str, type(None)), "\"NFC\" or null")):
             if key in d and not isinstance(d[key], kind):
@@ -256,6 +262,14 @@ class BytePairTokenizer:
                        normalize=d.get("normalize"))
         except TypeError as e:  # a file's bad value, not a caller's bad argument
             raise ValueError(str(e)) from None
+
+    def to_hf(self):
+        """The HF ``tokenizer.json`` document (a dict; ``json.dump`` it) giving the same ids in
+        ``tokenizers``/``transformers``: ``utf8`` tokenizers only, since HF's ByteLevel maps
+        UTF-8 bytes and has no form for the ``ube`` or ``utf16`` symbols (the ValueError says
+        so). See :mod:`corpustok.hf_export`."""
+        from corpustok.hf_export import hf_document
+        return hf_document(self)
 
     def save(self, path):
         """Write :meth:`to_dict` as JSON; read it back with :func:`corpustok.load`."""
@@ -325,10 +339,11 @@ class BytePairTokenizer:
         return tok
 
     @classmethod
-    def _from_gpt2_files(cls, vocab_json, merges_txt):
+    def _from_gpt2_files(cls, vocab_json, merges_txt, pretokenizer="gpt2"):
         vocab, merges, specials = gpt2_files(vocab_json, merges_txt)
         try:
-            return cls(vocab, merges, substrate="utf8", special_tokens=specials)
+            return cls(vocab, merges, substrate="utf8", special_tokens=specials,
+                       pretokenizer=pretokenizer)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{vocab_json} + {merges_txt}: {e}") from None
 
@@ -395,6 +410,13 @@ class BytePairTokenizer:
         int64 [n+1], replaced int64 [n])``, ``replaced`` counting U+FFFD substitutions."""
         if self._normalize:
             batch = nfc_batch(batch)
+        if self._python_split is not None:  # chunks in Python, then one kernel "doc" each
+            chunks, starts, replaced = self._python_split.split_batch(
+                batch, self._sp_regex if recognize_special else None)
+            ids, offsets, _, _ = self._encode(chunks.data, chunks.offsets, recognize_special,
+                                              True)
+            return ids, offsets[starts], replaced + (0 if batch.replaced is None else
+                                                     batch.replaced)
         ids, offsets, replaced, _ = self._encode(batch.data, batch.offsets,
                                                  recognize_special, True)
         if batch.replaced is not None:
@@ -418,11 +440,13 @@ class BytePairTokenizer:
 
     def stream(self, *, recognize_special=False):
         """Incremental encoder: ``feed(str) -> list[int]``, ``finish() -> list[int]``; the
-        concatenated output equals :meth:`encode` of the concatenated text."""
-        if self._normalize:  # NFC of a piece is not the piece of the NFC text
-            raise ValueError("streaming encode with normalize='NFC' is not supported yet; "
-                             "encode whole texts")
-        return BpeStreamEncoder(self, recognize_special)
+        concatenated output equals :meth:`encode` of the concatenated text. Memory is bounded
+        by the longest chunk, except with a pre-tokenizer that runs in Python (the whole
+        text is held)."""
+        if self._python_split is not None:  # encode() normalizes
+            return WholeTextEncoder(self, recognize_special)
+        inner = BpeStreamEncoder(self, recognize_special)
+        return NormalizingEncoder(NfcStream(), inner) if self._normalize else inner
 
     # ---- decoding ---------------------------------------------------------------------------
     def _decode_arrays(self, ids, doc_off):

@@ -25,7 +25,7 @@ from corpustok._arrow import utf8_batch
 from corpustok.kernels.bpe_learn import learn_merges
 from corpustok.kernels.chunk_count import count_add, count_batch
 from corpustok.kernels.substrate_codec import encode_symbols
-from corpustok.pretokenize import canonical, program
+from corpustok.pretokenize import resolve
 from corpustok.tokenizer_files import string_list
 from corpustok.ube import alphabet, substrate_code
 
@@ -43,8 +43,7 @@ class ChunkCounts:
     """
 
     def __init__(self, pretokenizer="gpt2"):
-        self._program = program(pretokenizer)
-        self.pretokenizer = canonical(pretokenizer)
+        self._program, _, self.pretokenizer = resolve(pretokenizer, python=False)
         self._slots = np.full(1 << 12, -1, np.int64)
         self._hashes = np.empty(1 << 11, np.uint64)
         self._counts = np.empty(1 << 11, np.int64)

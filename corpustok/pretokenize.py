@@ -10,7 +10,8 @@ import numpy as np
 
 from corpustok._arrow import utf8_batch
 from corpustok.kernels.split import split_batch
-from corpustok.split_pattern import compile_pattern
+from corpustok.python_split import PythonSplit, isolated, kernel_pattern, steps
+from corpustok.split_pattern import UnsupportedPattern, compile_pattern
 
 _CONTRACTIONS = "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
 _CASED = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
@@ -30,9 +31,10 @@ TEKKEN_PATTERN = "|".join([*_CASED, r"\p{N}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", _SP
 PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN,
             "qwen2": QWEN2_PATTERN, "qwen3_5": QWEN3_5_PATTERN, "tekken": TEKKEN_PATTERN}
 ALIASES = {"llama3": "cl100k", "llama4": "o200k"}
+WHOLE_TEXT = r"[\x00-\U0010FFFF]+"  # one chunk per document: text split in Python, or unsplit
 
-__all__ = ["PATTERNS", "GPT2_PATTERN", "canonical", "pattern_named", "program", "split_arrays",
-           "split"]
+__all__ = ["PATTERNS", "GPT2_PATTERN", "canonical", "pattern_named", "program", "resolve",
+           "split_arrays", "split"]
 
 
 def pattern_named(name):
@@ -63,6 +65,36 @@ def program(name="gpt2"):
     """The split kernel's program for a pre-tokenizer name or pattern string
     (:class:`corpustok.split_pattern.UnsupportedPattern` for a pattern it cannot run)."""
     return compile_pattern(pattern_named(name)).program
+
+
+def resolve(pretokenizer, where="pretokenizer", python=True):
+    """``(program, python_split, name)`` of a pre-tokenizer: a name, a pattern string or an HF
+    ``pre_tokenizer`` JSON object (dict). What the split kernel runs gets its ``program`` and
+    ``python_split`` None; anything else (a pattern outside the kernel's family, ``Digits``,
+    several steps...) gets the one-chunk program and a
+    :class:`corpustok.python_split.PythonSplit`, which warns. ``name`` is what
+    :func:`canonical` gives for a kernel pattern, else the spec as given (saved with a
+    tokenizer). With ``python=False`` (training) those raise ValueError instead."""
+    if isinstance(pretokenizer, dict):
+        pattern = kernel_pattern(steps(pretokenizer, where))
+        if pattern == "":
+            return program(WHOLE_TEXT), None, pretokenizer
+        spec = pretokenizer
+    else:
+        pattern = pattern_named(pretokenizer)
+        spec = isolated(pattern)
+    if pattern is not None:
+        try:
+            return program(pattern), None, canonical(pattern)
+        except UnsupportedPattern as e:
+            reason = f"the split kernel does not run this pattern ({e})"
+    else:
+        reason = "the split kernel runs one isolated regex split, not these steps"
+    if not python:
+        raise ValueError(f"{where}: {reason}; training needs a pre-tokenizer the split "
+                         "kernel runs")
+    return program(WHOLE_TEXT), PythonSplit(spec, reason, where), \
+        pretokenizer if isinstance(pretokenizer, dict) else canonical(pretokenizer)
 
 
 def split_arrays(data, offsets, pretokenizer="gpt2"):

@@ -11,6 +11,7 @@ import numpy as np
 
 from corpustok._arrow import id_array
 from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens
+from corpustok.python_split import SUPPORTED, kernel_pattern, steps
 from corpustok.ube import alphabet
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest
@@ -244,27 +245,17 @@ def check_hf_merges(path, merges):
 
 
 def _hf_split(path, pre):
-    """The split pattern of an HF byte-level pre-tokenizer: ``ByteLevel(use_regex=true)``
-    is GPT-2's; ``Sequence[Split(Regex(P), "Isolated"), ByteLevel(use_regex=false)]`` is
-    ``P``; anything else is a ValueError naming it."""
-    def byte_level(p, regex):
-        return isinstance(p, dict) and p.get("type") == "ByteLevel" and \
-            not p.get("add_prefix_space") and bool(p.get("use_regex", True)) == regex
-    if byte_level(pre, True):
-        return "gpt2"
-    steps = pre.get("pretokenizers") if isinstance(pre, dict) and \
-        pre.get("type") == "Sequence" else None
-    if isinstance(steps, list) and len(steps) == 2 and byte_level(steps[1], False):
-        split = steps[0]
-        pattern = split.get("pattern") if isinstance(split, dict) else None
-        if isinstance(split, dict) and split.get("type") == "Split" and \
-                isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str) and \
-                split.get("behavior") == "Isolated" and not split.get("invert"):
-            return pattern["Regex"]
-    raise ValueError(f"{path}: pre_tokenizer {short(pre, 120)} is not supported; expected "
-                     "ByteLevel(add_prefix_space=false, use_regex=true) or Sequence[Split("
-                     "Regex(P), behavior=Isolated), ByteLevel(add_prefix_space=false, "
-                     "use_regex=false)]")
+    """The ``pretokenizer`` of an HF byte-level pre-tokenizer: the pattern ``P`` when the split
+    kernel runs it (``ByteLevel(use_regex=true)``: GPT-2's; ``Sequence[Split(Regex(P),
+    Isolated), ByteLevel(use_regex=false)]``: ``P``), else the spec itself for
+    :mod:`corpustok.python_split`; a ValueError names anything else."""
+    last = pre.get("pretokenizers", [None])[-1] if isinstance(pre, dict) and \
+        pre.get("type") == "Sequence" and pre.get("pretokenizers") else pre
+    if not isinstance(last, dict) or last.get("type") != "ByteLevel":
+        raise ValueError(f"{path}: pre_tokenizer {short(pre, 120)} does not end with ByteLevel, "
+                         "so it is not byte-level BPE; supported: " + SUPPORTED)
+    pattern = kernel_pattern(steps(pre, f"{path}: pre_tokenizer"))
+    return pattern or pre
 
 
 def hf_bpe_model(path, doc):

@@ -11,6 +11,7 @@ a pipeline, so ``encode``/``decode``/``--help`` start fast.
 """
 import argparse
 import gc
+import json
 import logging
 import os
 import signal
@@ -61,6 +62,31 @@ def _add_read_options(p, ids=True):
                         "in-process worker")
 
 
+_PRETOKENIZERS = "gpt2, cl100k (llama3), o200k (llama4), qwen2, qwen3_5, tekken or a regex"
+
+
+def _add_tokenizer_options(p):
+    p.add_argument("--tokenizer", required=True, metavar="FILE|DIR",
+                   help="a corpustok file (from `corpustok train` or .save()), an HF "
+                        "tokenizer.json (WordPiece or BPE), a tiktoken rank file (cl100k, o200k, "
+                        "Llama 3/4, Qwen), a Mistral Tekken JSON, GPT-2's vocab.json (with "
+                        "--merges), a WordPiece vocab.txt, or a folder holding tokenizer.json "
+                        "or vocab.json + merges.txt")
+    p.add_argument("--merges", metavar="FILE",
+                   help="GPT-2 merges.txt of the vocab.json given as --tokenizer")
+    p.add_argument("--pretokenizer", metavar="NAME",
+                   help="split of a tiktoken rank file that is not one of the known six, or of "
+                        f"GPT-2 files: {_PRETOKENIZERS}")
+
+
+def _tokenizer_spec(args):
+    """What the pipeline loads: the path, or a factory when options or a folder need one."""
+    from corpustok.pipeline.tokenize import TokenizerFiles
+    if args.merges or args.pretokenizer or os.path.isdir(args.tokenizer):
+        return TokenizerFiles(args.tokenizer, args.merges, args.pretokenizer)
+    return args.tokenizer
+
+
 def _fraction(text):
     """argparse type: a number from 0 to 1."""
     value = float(text)
@@ -103,6 +129,8 @@ def _parser():
                     dest="special_tokens",
                     help="a special token to reserve (first ids, never learned from the text, "
                          "usable as --bos/--eos later), e.g. '<|endoftext|>'; repeat for more")
+    tr.add_argument("--pretokenizer", default="gpt2", metavar="NAME",
+                    help="split before merging: " + _PRETOKENIZERS + " (default: %(default)s)")
     tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
                     help="where to write the tokenizer (corpustok JSON)")
 
@@ -115,9 +143,7 @@ def _parser():
                     "complete shards; an interrupted run resumed gives byte-identical output.",
         epilog=BEAM_EPILOG)
     _add_read_options(tk)
-    tk.add_argument("--tokenizer", required=True, metavar="FILE",
-                    help="tokenizer: a corpustok file (from `corpustok train` or .save()), an "
-                         "HF tokenizer.json (WordPiece or BPE) or a WordPiece vocab.txt")
+    _add_tokenizer_options(tk)
     tk.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
     tk.add_argument("--bos", metavar="ID|TOKEN",
                     help="id (or token string) put before every document")
@@ -151,10 +177,22 @@ def _parser():
                   description=f"Convert {what}: the arguments, or each line of standard input "
                               "when there are none. Ids are printed and read as "
                               "space-separated integers.")
-        ed.add_argument("--tokenizer", required=True, metavar="FILE",
-                        help="tokenizer file (see `corpustok tokenize --help`)")
+        _add_tokenizer_options(ed)
+        if name == "encode":
+            ed.add_argument("--special", action="store_true",
+                            help="match the tokenizer's special tokens written in the text "
+                                 "(default: they are plain text)")
         ed.add_argument("items", nargs="*", metavar="TEXT" if name == "encode" else "ID",
                         help="texts to encode" if name == "encode" else "ids to decode")
+
+    ex = _sub(sub, "export-tokenizer", help="write a utf8 BPE tokenizer as an HF tokenizer.json",
+              description="Write the tokenizer as an HF tokenizer.json that gives the same ids "
+                          "in `tokenizers` and `transformers` (PreTrainedTokenizerFast). Only "
+                          "the utf8 substrate has an HF form: HF's ByteLevel maps UTF-8 bytes, "
+                          "and the ube and utf16 symbols have no HF pre-tokenizer or decoder.")
+    _add_tokenizer_options(ex)
+    ex.add_argument("--out", "-o", required=True, metavar="FILE",
+                    help="the tokenizer.json to write (an existing file is kept: exit 2)")
 
     mn = _sub(
         sub, "main", help="the demo job: train, tokenize and verify the embedded UDHR sample",
@@ -176,7 +214,7 @@ def _parser():
 def _cmd_tokenize(args, beam_args):
     from corpustok.pipeline.run import summary, tokenize
     with _worker_log(args.workers) as log:
-        result = tokenize(args.inputs, args.out, args.tokenizer,
+        result = tokenize(args.inputs, args.out, _tokenizer_spec(args),
                           id_column=None if args.no_id else args.id_column,
                           text_column=args.text_column, bos=args.bos, eos=args.eos,
                           shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
@@ -271,7 +309,8 @@ def _cmd_train(args, beam_args):
     from corpustok.pipeline.train import train
     info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
                  text_column=args.text_column, beam_args=beam_args,
-                 workers=args.workers, special_tokens=args.special_tokens)
+                 workers=args.workers, special_tokens=args.special_tokens,
+                 pretokenizer=args.pretokenizer)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
           f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "
@@ -292,15 +331,25 @@ def _lines(items):
 
 def _cmd_encode(args):
     from corpustok.pipeline.tokenize import load_tokenizer
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(_tokenizer_spec(args))
+    encode = tok.encode
+    if args.special:
+        if not tok.special_tokens:
+            raise ValueError("encode --special: this tokenizer has no special tokens")
+        if hasattr(tok, "recognize_special_tokens"):  # WordPiece builds its matcher in
+            tok = type(tok).from_dict({**tok.to_dict(), "recognize_special_tokens": True})
+            encode = tok.encode
+        else:
+            def encode(text):
+                return tok.encode(text, recognize_special=True)
     for text in _lines(args.items):
-        print(" ".join(map(str, tok.encode(text))))
+        print(" ".join(map(str, encode(text))))
     return EXIT_OK
 
 
 def _cmd_decode(args):
     from corpustok.pipeline.tokenize import load_tokenizer
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(_tokenizer_spec(args))
     groups = [args.items] if args.items else (line.split() for line in sys.stdin)
     for group in groups:
         try:
@@ -308,6 +357,21 @@ def _cmd_decode(args):
         except ValueError as e:
             raise ValueError(f"decode: ids must be integers ({e})") from None
         print(tok.decode(ids))
+    return EXIT_OK
+
+
+def _cmd_export_tokenizer(args):
+    from corpustok.pipeline.tokenize import load_tokenizer
+    if files.exists(args.out):
+        raise ValueError(f"export-tokenizer: {args.out} exists; remove it or choose another "
+                         "--out (corpustok does not overwrite files it did not write)")
+    tok = load_tokenizer(_tokenizer_spec(args))
+    if not hasattr(tok, "to_hf"):
+        raise ValueError("export-tokenizer: only byte-level BPE tokenizers are exported (a "
+                         "WordPiece file is already HF's or a vocab.txt)")
+    doc = json.dumps(tok.to_hf(), ensure_ascii=False).encode("utf-8")
+    files.write_atomic(args.out, lambda f: f.write(doc))
+    print(f"corpustok: wrote {args.out} (HF tokenizer.json, {tok.vocab_size:,} ids)")
     return EXIT_OK
 
 
@@ -345,6 +409,8 @@ def main(argv=None, handle_signals=False):
             return _cmd_encode(args)
         if args.command == "decode":
             return _cmd_decode(args)
+        if args.command == "export-tokenizer":
+            return _cmd_export_tokenizer(args)
         if args.command == "report":
             from corpustok.pipeline.report import run_report
             return run_report(args)

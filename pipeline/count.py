@@ -32,11 +32,12 @@ def _texts(batch, text_column):
 class ChunkCountFn(beam.CombineFn):
     """CombineFn over text batches whose accumulator is a mergeable ``ChunkCounts``."""
 
-    def __init__(self, text_column="text"):
+    def __init__(self, text_column="text", pretokenizer="gpt2"):
         self._text_column = text_column
+        self._pretokenizer = pretokenizer
 
     def create_accumulator(self):
-        return ChunkCounts()
+        return ChunkCounts(self._pretokenizer)
 
     def add_input(self, counts, batch):
         return counts.add(_texts(batch, self._text_column))
@@ -53,25 +54,31 @@ class ChunkCountFn(beam.CombineFn):
 
 
 class _CountBatch(beam.DoFn):
-    def __init__(self, text_column):
+    def __init__(self, text_column, pretokenizer):
         self._text_column = text_column
+        self._pretokenizer = pretokenizer
 
     def process(self, batch):
-        yield from ChunkCounts().add(_texts(batch, self._text_column)).to_dict().items()
+        counts = ChunkCounts(self._pretokenizer).add(_texts(batch, self._text_column))
+        yield from counts.to_dict().items()
 
 
 class CountChunks(beam.PTransform):
     """Text batches -> one ``ChunkCounts`` (default) or ``(chunk, count)`` pairs
-    (``per_chunk=True``)."""
+    (``per_chunk=True``), chunks cut by ``pretokenizer`` (a name or pattern the split kernel
+    runs)."""
 
-    def __init__(self, text_column="text", per_chunk=False):
+    def __init__(self, text_column="text", per_chunk=False, pretokenizer="gpt2"):
         super().__init__()
         self._text_column = text_column
         self._per_chunk = per_chunk
+        self._pretokenizer = pretokenizer
 
     def expand(self, batches):
         if self._per_chunk:
             return (batches
-                    | "CountBatch" >> beam.ParDo(_CountBatch(self._text_column))
+                    | "CountBatch" >> beam.ParDo(_CountBatch(self._text_column,
+                                                             self._pretokenizer))
                     | "SumPerChunk" >> beam.CombinePerKey(sum))
-        return batches | "CountChunks" >> beam.CombineGlobally(ChunkCountFn(self._text_column))
+        return batches | "CountChunks" >> beam.CombineGlobally(
+            ChunkCountFn(self._text_column, self._pretokenizer))

@@ -8,6 +8,7 @@ stream gives the same ids as a whole-text encode by the tokenizer protocol.
 """
 import hashlib
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import pyarrow as pa
@@ -35,9 +36,29 @@ class TokenBatch:
     input_sha256: str
 
 
+@dataclass(frozen=True)
+class TokenizerFiles:
+    """A tokenizer given by a folder, by ``vocab.json`` + ``merges.txt`` or with a
+    pre-tokenizer (CLI ``--merges``, ``--pretokenizer``): a picklable factory, so a job's
+    identity is the hash of the tokenizer it builds (``to_dict()``), which every option
+    enters."""
+
+    path: str
+    merges: Optional[str] = None
+    pretokenizer: Optional[str] = None
+
+    def __call__(self):
+        import corpustok
+        with files.local_copy(self.path) as path:
+            if self.merges is None:
+                return corpustok.load(path, pretokenizer=self.pretokenizer)
+            with files.local_copy(self.merges) as merges:
+                return corpustok.load(path, merges=merges, pretokenizer=self.pretokenizer)
+
+
 def load_tokenizer(spec):
     """A tokenizer from ``spec``: a file path, local or remote (``corpustok.load``), or a
-    zero-argument factory."""
+    zero-argument factory such as :class:`TokenizerFiles`."""
     if callable(spec):
         return spec()
     import corpustok

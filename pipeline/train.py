@@ -45,8 +45,8 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
                                           special_tokens=specials)
         with tempfile.TemporaryDirectory(prefix="corpustok-train-") as tmp:
             local = os.path.join(tmp, "tokenizer.json")
-            BytePairTokenizer(vocab, merges, substrate=substrate,
-                              special_tokens=specials).save(local)
+            BytePairTokenizer(vocab, merges, substrate=substrate, special_tokens=specials,
+                              pretokenizer=counts.pretokenizer).save(local)
             with open(local, "rb") as f:
                 data = f.read()
         files.write_atomic(out, lambda f: f.write(data))
@@ -56,17 +56,20 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
 
 
 def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
-          workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=()):
+          workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=(),
+          pretokenizer="gpt2"):
     """Train a BPE tokenizer on ``inputs`` (files or globs) and save it to ``out``.
 
     ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
-    the text. Returns ``info``: documents, bytes, unique chunks, seconds, and the errors of
-    unreadable inputs (the rest is still used). Raises ValueError for bad arguments, an output
+    the text; ``pretokenizer`` is the split (a name of :mod:`corpustok.pretokenize` or a
+    pattern the split kernel runs). Returns ``info``: documents, bytes, unique chunks, seconds,
+    and the errors of unreadable inputs (the rest is still used). Raises ValueError for bad arguments, an output
     folder that does not exist, or inputs of which no document could be read (then no
     tokenizer is written).
     """
     import apache_beam as beam
 
+    from corpustok.pretokenize import resolve
     from corpustok.ube import substrate_code
 
     from corpustok.pipeline.count import CountChunks
@@ -74,6 +77,7 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     from corpustok.pipeline.transforms import ReadDocuments
 
     substrate_code(substrate)  # fail on bad arguments before reading a corpus
+    pretokenizer = resolve(pretokenizer, "--pretokenizer", python=False)[2]
     specials = list(special_tokens)
     if not all(isinstance(t, str) and t for t in specials):
         raise ValueError(f"special tokens must be non-empty strings, got {specials!r}")
@@ -95,7 +99,7 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
                      | "AddSizes" >> beam.CombineGlobally(_add))
             errors = read["errors"] | "AllErrors" >> beam.combiners.ToList()
             (tables
-             | "CountChunks" >> CountChunks("text")
+             | "CountChunks" >> CountChunks("text", pretokenizer=pretokenizer)
              | "LearnMerges" >> beam.Map(_learn_and_save, beam.pvalue.AsSingleton(sizes),
                                          beam.pvalue.AsSingleton(errors), out, vocab_size,
                                          substrate, specials, info_path))

@@ -32,7 +32,8 @@ def _subparsers():
 
 def test_help_explains_every_option(capsys):
     subs = _subparsers()
-    assert set(subs) == {"train", "tokenize", "encode", "decode", "main", "report"}
+    assert set(subs) == {"train", "tokenize", "encode", "decode", "export-tokenizer", "main",
+                         "report"}
     for name, sub in subs.items():
         assert sub.description, name
         for action in sub._actions:
