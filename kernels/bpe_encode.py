@@ -11,10 +11,12 @@ symbol; such symbols are skipped, as HF's BPE model without an unknown token ski
 Merging applies the lowest-rank pair first, the leftmost on ties, which is exactly HF's
 ``Word::merge_all`` and GPT-2's ``bpe()``.
 
-Chunks (pre-tokenizer pieces) are looked up first in a bounded cache ``(meta, c_key,
-c_ids)`` keyed by the chunk's bytes: fixed-size flat arrays, 4-slot probing, least-used
-eviction with aging, so memory is constant and a hit costs one hash of the chunk plus a byte
-compare. The cache is a pure memo: results never depend on its state.
+Chunks (pre-tokenizer pieces) are looked up first in a bounded cache keyed by the chunk's
+bytes: an inline part, one 64-byte line per slot holding the key and the ids of a chunk of at
+most 24 bytes and 8 ids (nearly every chunk), so a hit reads one cache line; and a general part
+``(meta, c_key, c_ids)`` for the longer ones (4-slot probing). Both are fixed-size flat arrays
+with least-used eviction and aging, so memory is constant. The cache is a pure memo: results
+never depend on its state.
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
@@ -40,6 +42,16 @@ CACHE_KEY = 64  # chunks longer than this many bytes are not cached
 CACHE_IDS = 32  # nor chunks of more tokens
 CACHE_PROBES = 4
 HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
+# The inline cache: one 64-byte line per slot, 2-way sets. Word 0 is the tag: hash bits 63..16,
+# length 15..11, id count 10..7, uses 6..0 (0 everywhere: empty); words 1-3 the chunk's bytes
+# (little-endian, zero-padded); words 4-7 its ids, two int32 a word.
+FAST_WORDS = 8
+FAST_KEY = 24
+FAST_IDS = 8
+FAST_PER_SLOT = 4  # inline slots per slot of the general cache
+K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
+K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
+K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -94,12 +106,76 @@ def _same_bytes(a, i, b, j, n):
 
 
 def chunk_cache(slots):
-    """An empty chunk cache of ``slots`` (a power of two) slots: ``(meta int64 [slots, 4],
-    c_key uint8, c_ids int32)``, slot ``s`` keeping its bytes at ``c_key[s * CACHE_KEY:]`` and
-    its ids at ``c_ids[s * CACHE_IDS:]``."""
+    """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64
+    [slots, 4], c_key uint8, c_ids int32, inline int64)``, slot ``s`` keeping its bytes at
+    ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``inline`` holds
+    ``FAST_PER_SLOT * slots`` one-line slots for the chunks of at most :data:`FAST_KEY` bytes
+    and :data:`FAST_IDS` ids (nearly all), so a hit reads one cache line."""
     meta = np.zeros((slots, 4), np.int64)
     meta[:, BYTES] = -1
-    return meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32)
+    return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
+            np.zeros(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64))
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _pack(data, s, e):
+    """``data[s:e]`` (at most 8 bytes) as a little-endian int64, zero-padded."""
+    w = np.int64(0)
+    for i in range(s, e):
+        w |= np.int64(data[i]) << (8 * (i - s))
+    return w
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _fast_chunk(model, cache, work, data, s, e, out, j):
+    """:func:`_general_chunk` through the inline cache, for a chunk of at most
+    :data:`FAST_KEY` bytes: the key is the chunk's bytes as three words, the hash a
+    multiply-xor of them; a hit compares four words and copies the ids from the same line.
+    A miss asks the general cache; a result of at most :data:`FAST_IDS` ids fills an empty
+    way of the set, else the less used one, halving the other's uses. Inlined into
+    :func:`_encode_chunk`, its one call site."""
+    fast = cache[3]
+    length = e - s
+    k1 = _pack(data, s, min(e, s + 8))
+    k2 = _pack(data, min(e, s + 8), min(e, s + 16))
+    k3 = _pack(data, min(e, s + 16), e)
+    h = k1 * K1 ^ k2 * K2 ^ k3 * K3 ^ length
+    h ^= h >> 31
+    h *= K2
+    h ^= h >> 29
+    tag = ((h >> 16) << 16) | (length << 11)
+    first = (h & (len(fast) // FAST_WORDS - 1) & ~np.int64(1)) * FAST_WORDS
+    for way in range(2):
+        b = first + way * FAST_WORDS
+        w0 = fast[b]
+        if (w0 & ~np.int64(0x7FF)) == tag and fast[b + 1] == k1 and fast[b + 2] == k2 and \
+                fast[b + 3] == k3:
+            if w0 & 0x7F < 0x7F:
+                fast[b] = w0 + 1
+            n = (w0 >> 7) & 0xF
+            for k in range(n):
+                w = fast[b + 4 + (k >> 1)]
+                out[j + k] = (w >> 32) if k & 1 else (w & 0xFFFFFFFF)
+            return n
+    n = _general_chunk(model, cache, work, data, s, e, out, j)
+    if n < 0 or n > FAST_IDS:
+        return n
+    other = first + FAST_WORDS
+    uses0 = fast[first] & 0x7F
+    uses1 = fast[other] & 0x7F
+    b = other if fast[first] != 0 and (fast[other] == 0 or uses1 < uses0) else first
+    keep = other if b == first else first
+    if fast[keep] != 0:
+        fast[keep] = (fast[keep] & ~np.int64(0x7F)) | ((fast[keep] & 0x7F) >> 1)
+    fast[b] = tag | (np.int64(n) << 7) | 1
+    fast[b + 1] = k1
+    fast[b + 2] = k2
+    fast[b + 3] = k3
+    for k in range(0, FAST_IDS, 2):
+        lo = np.int64(out[j + k]) & 0xFFFFFFFF if k < n else np.int64(0)
+        hi = np.int64(out[j + k + 1]) << 32 if k + 1 < n else np.int64(0)
+        fast[b + 4 + (k >> 1)] = lo | hi
+    return n
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -111,7 +187,7 @@ def _cache_find(cache, data, s, e, h):
     frequent chunks stay while one-off chunks (most of a text's distinct ones) cycle through.
     O(CACHE_PROBES + chunk length).
     """
-    meta, c_key, _ = cache
+    meta, c_key, _, _ = cache
     mask = len(meta) - 1
     base = h & mask
     length = e - s
@@ -140,7 +216,7 @@ def _cache_find(cache, data, s, e, h):
 @njit(nogil=True, cache=True, _nrt=False)
 def _cache_get(cache, slot, out, j):
     """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
-    meta, _, c_ids = cache
+    meta, _, c_ids, _ = cache
     n = meta[slot, IDS]
     base = slot * CACHE_IDS
     for k in range(n):
@@ -151,7 +227,7 @@ def _cache_get(cache, slot, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def _cache_put(cache, slot, data, s, e, h, out, j, n):
     """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
-    meta, c_key, c_ids = cache
+    meta, c_key, c_ids, _ = cache
     meta[slot, HASH] = h
     meta[slot, BYTES] = e - s
     meta[slot, IDS] = n
@@ -221,11 +297,11 @@ def _merge_chunk(model, work, data, s, e, out, j):
     return n
 
 
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _encode_chunk(model, cache, work, data, s, e, out, j):
-    """:func:`_merge_chunk` through the cache: a hit copies the cached ids, a miss merges and
-    stores the result when it fits a slot. Inlined by Numba into the chunk loop (LLVM does
-    not inline it): as a call, every field of its tuples is passed again for every chunk."""
+@njit(nogil=True, cache=True, _nrt=False)
+def _general_chunk(model, cache, work, data, s, e, out, j):
+    """:func:`_merge_chunk` through the general cache, which keeps what the inline one cannot:
+    chunks of more than :data:`FAST_KEY` bytes (up to :data:`CACHE_KEY`) or more than
+    :data:`FAST_IDS` ids (up to :data:`CACHE_IDS`)."""
     if e - s > CACHE_KEY:
         return _merge_chunk(model, work, data, s, e, out, j)
     h = _chunk_hash(data, s, e)
@@ -233,9 +309,19 @@ def _encode_chunk(model, cache, work, data, s, e, out, j):
     if slot >= 0:
         return _cache_get(cache, slot, out, j)
     n = _merge_chunk(model, work, data, s, e, out, j)
-    if 0 <= n <= CACHE_IDS:
+    if (e - s > FAST_KEY or n > FAST_IDS) and 0 <= n <= CACHE_IDS:
         _cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
     return n
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _encode_chunk(model, cache, work, data, s, e, out, j):
+    """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches (inline, then general),
+    merging on a miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a
+    call, every field of its tuples is passed again for every chunk."""
+    if e - s <= FAST_KEY:
+        return _fast_chunk(model, cache, work, data, s, e, out, j)
+    return _general_chunk(model, cache, work, data, s, e, out, j)
 
 
 @njit(nogil=True, cache=True, _nrt=False)

@@ -164,6 +164,23 @@ def test_adversarial_long_chunks_match_tiktoken(gpt2):
         assert gpt2.encode(text) == enc.encode_ordinary(text)
 
 
+# Words at the inline cache's limits (24 bytes, 8 ids) and past them, ASCII and CJK (many ids in
+# few bytes), repeated so that hits, evictions and the general cache all serve them.
+CACHE_WORDS = st.sampled_from(["x" * k for k in (7, 8, 9, 16, 23, 24, 25, 64, 65)] +
+                              ["性能" * k for k in (1, 3, 4, 5, 8)] + ["zqxjkv" * 4, " ", "\n"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(CACHE_WORDS | st.text(max_size=30), max_size=40),
+       size=st.sampled_from([1, 2, 1 << 14]))
+def test_cache_limits_match_tiktoken(gpt2, words, size):
+    enc = tiktoken_gpt2()
+    tok = BytePairTokenizer(gpt2.vocab, gpt2.merges, "utf8", ["<|endoftext|>"], cache_size=size)
+    text = " ".join(words)
+    lines = [text, text[::-1], text, " ".join(reversed(words)), text]
+    assert tok.encode_batch(lines).to_pylist() == enc.encode_ordinary_batch(lines, num_threads=1)
+
+
 def test_special_tokens_recognized_like_hf(gpt2):
     from tokenizers import ByteLevelBPETokenizer
     hf = ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
