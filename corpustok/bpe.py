@@ -27,6 +27,7 @@ from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.kernels.token_table import token_splits
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize import resolve
+from corpustok.threads import ThreadPools, check_threads
 from corpustok.tokenizer_files import (VocabIds, check_dense_ids, gpt2_files, hf_bpe_model,
                                        is_id, merge_ids, read_json, short, string_list,
                                        token_table, vocab_ids)
@@ -120,6 +121,7 @@ class BytePairTokenizer:
         else:
             self._build_merges(merges, strings)
         self._local = threading.local()
+        self._pools = ThreadPools()
 
     # ---- construction ------------------------------------------------------------------------
     def _build_tables(self, specials, tokens):
@@ -405,29 +407,41 @@ class BytePairTokenizer:
         return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final)
 
-    def encode_arrays(self, batch, *, recognize_special=False):
-        """One kernel call over a :class:`corpustok._arrow.Utf8Batch`: ``(ids int32, offsets
-        int64 [n+1], replaced int64 [n])``, ``replaced`` counting U+FFFD substitutions."""
+    def encode_arrays(self, batch, *, recognize_special=False, threads=1):
+        """One kernel call over a :class:`corpustok._arrow.Utf8Batch` (one per thread with
+        ``threads`` > 1, same ids): ``(ids int32, offsets int64 [n+1], replaced int64 [n])``,
+        ``replaced`` counting U+FFFD substitutions."""
+        check_threads(threads)
         if self._normalize:
             batch = nfc_batch(batch)
-        if self._python_split is not None:  # chunks in Python, then one kernel "doc" each
+        python_split = self._python_split is not None
+        if python_split:  # chunks in Python, then one kernel "doc" each
             chunks, starts, replaced = self._python_split.split_batch(
                 batch, self._sp_regex if recognize_special else None)
-            ids, offsets, _, _ = self._encode(chunks.data, chunks.offsets, recognize_special,
-                                              True)
-            return ids, offsets[starts], replaced + (0 if batch.replaced is None else
-                                                     batch.replaced)
-        ids, offsets, replaced, _ = self._encode(batch.data, batch.offsets,
-                                                 recognize_special, True)
-        if batch.replaced is not None:
-            replaced += batch.replaced
-        return ids, offsets, replaced
+            data, offsets = chunks.data, chunks.offsets
+        else:
+            data, offsets = batch.data, batch.offsets
 
-    def encode_batch(self, texts, *, recognize_special=False):
+        def part(offs):
+            ids, out, rep, _ = self._encode(data, offs, recognize_special, True)
+            return ids, out, rep
+
+        ids, out, rep = self._pools.run(part, offsets, threads)
+        if python_split:
+            out = out[starts]
+        else:
+            replaced = rep
+        if batch.replaced is not None:
+            replaced = replaced + batch.replaced
+        return ids, out, replaced
+
+    def encode_batch(self, texts, *, recognize_special=False, threads=1):
         """Ids of a batch (list of ``str``/None or an Arrow string/binary array) as a
-        ``pyarrow.ListArray`` of int32; null texts give null lists."""
+        ``pyarrow.ListArray`` of int32; null texts give null lists. ``threads``: encode parts
+        of the batch in that many threads (the kernels release the GIL; same ids)."""
         batch = utf8_batch(texts)
-        ids, offsets, _ = self.encode_arrays(batch, recognize_special=recognize_special)
+        ids, offsets, _ = self.encode_arrays(batch, recognize_special=recognize_special,
+                                             threads=threads)
         return list_array(offsets, ids, batch.valid)
 
     def encode(self, text, *, recognize_special=False):

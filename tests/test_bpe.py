@@ -17,6 +17,7 @@ from corpustok.bpe import BytePairTokenizer
 from corpustok.kernels.bpe_merge import build_pair_table, long_work, merge_long, merge_short
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
+from corpustok.threads import MIN_BYTES_PER_THREAD, ranges
 
 from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
 
@@ -452,3 +453,27 @@ def test_truncated_merges_file_is_an_error(tmp_path):
     short.write_text("\n".join(lines[:1000]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="neither byte symbols nor made by a merge"):
         BytePairTokenizer.from_hf(GPT2 / "vocab.json", short)
+
+
+# --- threads -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_threads_give_the_same_ids(gpt2, threads):
+    lines = (SAMPLE.splitlines(keepends=True) + [None, ""]) * 150
+    assert len("".join(t or "" for t in lines).encode()) > 3 * MIN_BYTES_PER_THREAD
+    want = gpt2.encode_batch(lines).to_pylist()
+    assert gpt2.encode_batch(lines, threads=threads).to_pylist() == want
+    assert gpt2.encode_batch(lines, threads=threads, recognize_special=True).to_pylist() == \
+        gpt2.encode_batch(lines, recognize_special=True).to_pylist()
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        gpt2.encode_batch(lines, threads=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(0, 1 << 18), max_size=30), threads=st.integers(1, 9))
+def test_thread_ranges_cover_the_batch(sizes, threads):
+    offsets = np.concatenate([[7], 7 + np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
+    parts = ranges(offsets, threads)
+    assert parts[0][0] == 0 and parts[-1][1] == len(sizes)
+    assert all(a < b for a, b in parts) or sizes == []
+    assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:]))
+    assert len(parts) <= threads
