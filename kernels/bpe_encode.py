@@ -137,8 +137,12 @@ def _fast_chunk(model, cache, work, data, s, e, out, j):
     fast = cache[3]
     length = e - s
     k1 = _pack(data, s, min(e, s + 8))
-    k2 = _pack(data, min(e, s + 8), min(e, s + 16))
-    k3 = _pack(data, min(e, s + 16), e)
+    k2 = np.int64(0)
+    k3 = np.int64(0)
+    if length > 8:
+        k2 = _pack(data, s + 8, min(e, s + 16))
+        if length > 16:
+            k3 = _pack(data, s + 16, e)
     h = k1 * K1 ^ k2 * K2 ^ k3 * K3 ^ length
     h ^= h >> 31
     h *= K2
