@@ -117,7 +117,7 @@ def chunk_cache(slots):
             np.zeros(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64))
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _pack(data, s, e):
     """``data[s:e]`` (at most 8 bytes) as a little-endian int64, zero-padded."""
     w = np.int64(0)

@@ -1,0 +1,103 @@
+"""Where a byte goes in byte-level BPE encoding: ns per byte and per chunk, stage by stage.
+
+Stages are measured by running the real kernels on the same text in ways that isolate them:
+
+- **split**: ``split_batch`` alone (the pre-tokenizer interpreter);
+- **symbol count**: ``count_symbols``, the pass that sizes the output;
+- **cache hits**: a warm encode of text whose every chunk is already cached (a sample repeated,
+  caches large enough to hold it), minus split and count: hash, probe, compare, copy;
+- **misses**: a cold encode with caches of one slot on the full text, minus the all-hit figure
+  per chunk, per missed chunk (merging: symbol mapping, pair lookups, the merge loop);
+- **as run**: the default encode on the full text (12% of GPT-2's shared-mix chunks occur once
+  in 7 MB, so misses are a floor no cache size removes).
+
+CPU time medians of ``--runs`` (default 5), one thread. The peers' whole encodes on this text
+are in ``bench/bpe.py``.
+
+Usage: ``python bench/bpe_breakdown.py [--mb 8] [--runs 5] [--tokenizer PATH]``.
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO, banner  # noqa: E402
+from bpe import corpus_sample  # noqa: E402
+
+import corpustok  # noqa: E402
+from corpustok._arrow import utf8_batch  # noqa: E402
+from corpustok.kernels.bpe_encode import chunk_cache  # noqa: E402
+from corpustok.kernels.substrate_codec import count_symbols  # noqa: E402
+from corpustok.pretokenize import split_arrays  # noqa: E402
+
+
+def cpu_median(fn, runs):
+    fn()
+    times = []
+    for _ in range(runs):
+        t = time.process_time()
+        fn()
+        times.append(time.process_time() - t)
+    return statistics.median(times)
+
+
+def with_cache(tok, slots):
+    tok._local.cache = chunk_cache(slots)  # this thread's cache, for this measurement only
+    return tok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=8)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--tokenizer", default=str(REPO / "tests" / "data" / "gpt2"))
+    args = ap.parse_args()
+    banner("BPE encode breakdown (one thread, CPU time)", ("numba", "numpy"))
+    tok = corpustok.load(args.tokenizer)
+    lines = corpus_sample(args.mb)
+    batch = utf8_batch(lines)
+    nbytes = len(batch.data)
+    ends, _ = split_arrays(batch.data, batch.offsets, tok.pretokenizer)
+    nchunks = len(ends)
+    repeated = utf8_batch(lines[:4000] * 20)  # ~20K distinct chunks, each seen 20 times
+    rep_bytes = len(repeated.data)
+    rep_chunks = len(split_arrays(repeated.data, repeated.offsets, tok.pretokenizer)[0])
+
+    split = cpu_median(lambda: split_arrays(batch.data, batch.offsets, tok.pretokenizer),
+                       args.runs) / nbytes
+    counts = np.empty(len(batch.offsets) - 1, np.int64)
+    replaced = np.empty_like(counts)
+    count = cpu_median(lambda: count_symbols(batch.data, batch.offsets, tok._code, counts,
+                                             replaced), args.runs) / nbytes
+    with_cache(tok, 1 << 16)
+    hit_total = cpu_median(lambda: tok.encode_arrays(repeated), args.runs) / rep_chunks
+    rep_split = cpu_median(lambda: split_arrays(repeated.data, repeated.offsets,
+                                                tok.pretokenizer), args.runs) / rep_chunks
+    hit = hit_total - rep_split - count * rep_bytes / rep_chunks
+    with_cache(tok, 1)
+    cold = cpu_median(lambda: tok.encode_arrays(batch), args.runs) / nchunks
+    with_cache(tok, tok._cache_size)
+    as_run = cpu_median(lambda: with_cache(tok, tok._cache_size).encode_arrays(batch),
+                        args.runs)
+    distinct = len({bytes(batch.data[a:e]) for a, e in
+                    zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist())})
+    miss = cold - hit_total
+
+    print(f"\n{nbytes / 1e6:.1f} MB, {nchunks:,} chunks ({nbytes / nchunks:.2f} bytes each), "
+          f"{distinct:,} distinct ({distinct / nchunks:.1%}: the compulsory miss rate)")
+    per_chunk = nbytes / nchunks
+    rows = [("split", split * per_chunk), ("symbol count", count * per_chunk),
+            ("cache hit (hash, probe, copy)", hit), ("one miss (merge)", miss)]
+    print(f"  {'stage':34s} {'ns/chunk':>9s} {'ns/byte':>8s}")
+    for name, ns in rows:
+        print(f"  {name:34s} {ns * 1e9:9.1f} {ns * 1e9 / per_chunk:8.2f}")
+    print(f"  {'as run (default cache)':34s} {as_run / nchunks * 1e9:9.1f} "
+          f"{as_run / nbytes * 1e9:8.2f}   = {nbytes / as_run / 1e6:.1f} MB/s")
+
+
+if __name__ == "__main__":
+    main()
