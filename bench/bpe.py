@@ -1,9 +1,11 @@
 """Benchmark: corpustok byte-level BPE encoding vs HF tokenizers, tiktoken and SentencePiece.
 
-    .venv/bin/python bench/bpe.py [--mb 24] [--train-mb 8] [--runs 3] [--no-adversarial]
+    .venv/bin/python bench/bpe.py [--mb 24] [--train-mb 8] [--runs 3] [--parts 1,2,3,4,5]
+                                  [--threads 1,2]
 
 Single thread throughout (``RAYON_NUM_THREADS=1``; tiktoken's batch call with
-``num_threads=1``). Each line of the shared corpus is one document. Three parts:
+``num_threads=1``), except corpustok's ``threads=N`` rows that ``--threads`` adds. Each line of the shared corpus is one document. Five parts (``--parts``
+picks some):
 
 1. The GPT-2 files (``tests/data/gpt2``): corpustok vs HF ``ByteLevelBPETokenizer`` vs tiktoken
    built from the same files (a plain loop of ``encode_ordinary``, its fastest single-thread
@@ -13,6 +15,14 @@ Single thread throughout (``RAYON_NUM_THREADS=1``; tiktoken's batch call with
    SentencePiece BPE; training times are printed as set-up information.
 3. Linear scaling on adversarial input: 1 MB and 16 MB of one letter, of one punctuation
    character, of letters without spaces.
+4. The split alone (``split_arrays``, one kernel call over the batch) for every named
+   pre-tokenizer, against GPT-2's.
+5. Modern rank files from ``../shared/data/vocab/modern`` (skipped when absent): cl100k_base
+   (whose pattern Llama 3 uses) and o200k_base, corpustok vs tiktoken (built from the rank file
+   with the pattern of :data:`corpustok.pretokenize.PATTERNS`), gigatoken and HF ``tokenizers``
+   (the tokenizer.json of ``BytePairTokenizer.to_hf()``), ids checked against corpustok's. gigatoken and HF cache the ids of chunks across calls, so
+   their "fresh" rows time a new tokenizer per run, warmed up on 1 MB of other corpus text;
+   gigatoken's "same text again" row shows what its cache gives on text it has seen.
 
 Medians of ``--runs`` runs after a warm-up; wall-clock and process CPU time are both printed
 because the machine may be shared (CPU time is the cost when a core is not time-sliced).
@@ -22,6 +32,7 @@ import io
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -33,28 +44,33 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pyarrow as pa  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_CORPUS, banner, timed  # noqa: E402
+from _common import REPO, SHARED_CORPUS, banner, timed  # noqa: E402
 
+import corpustok  # noqa: E402
+from corpustok._arrow import utf8_batch  # noqa: E402
 from corpustok.bpe import BytePairTokenizer  # noqa: E402
-from corpustok.pretokenize import GPT2_PATTERN  # noqa: E402
+from corpustok.pretokenize import GPT2_PATTERN, PATTERNS, split_arrays  # noqa: E402
 from corpustok.ube import bytes_to_unicode  # noqa: E402
 
-GPT2 = Path(__file__).resolve().parents[1] / "tests" / "data" / "gpt2"
+GPT2 = REPO / "tests" / "data" / "gpt2"
+MODERN = SHARED_CORPUS.parent / "vocab" / "modern"
+MODERN_FILES = {"cl100k_base": "cl100k", "o200k_base": "o200k"}  # Llama 3 splits as cl100k
 
 
 
 def report(rows, nbytes, ref):
     """Print MB/s (wall, CPU) per contender and the ratio of each to ``ref``'s CPU MB/s."""
     base = nbytes / rows[ref][1]
-    print(f"  {'contender':44s} {'wall MB/s':>9s} {'CPU MB/s':>9s} {'x ' + ref[:18]:>20s}")
+    print(f"  {'contender':48s} {'wall MB/s':>9s} {'CPU MB/s':>9s} {'x ' + ref[:18]:>20s}")
     for name, (wall, cpu) in rows.items():
-        print(f"  {name:44s} {nbytes / wall / 1e6:9.2f} {nbytes / cpu / 1e6:9.2f} "
+        print(f"  {name:48s} {nbytes / wall / 1e6:9.2f} {nbytes / cpu / 1e6:9.2f} "
               f"{nbytes / cpu / base:20.2f}")
 
 
-def corpus_sample(mb):
+def corpus_sample(mb, skip_mb=0):
     """Lines from every shared corpus file, the same share of ``mb`` MB from each (the first
-    ``mb`` MB of the sorted files would be one English manual)."""
+    ``mb`` MB of the sorted files would be one English manual), after the same share of
+    ``skip_mb`` MB (text held out from a sample taken with ``skip_mb=0``)."""
     import lzma
     files = sorted(SHARED_CORPUS.glob("*.txt.xz"))
     if not files:
@@ -64,9 +80,10 @@ def corpus_sample(mb):
         size = 0
         with lzma.open(path, "rt", encoding="utf-8") as f:
             for line in f:
-                if size >= mb * 1e6 / len(files):
+                if size >= (mb + skip_mb) * 1e6 / len(files):
                     break
-                lines.append(line)
+                if size >= skip_mb * 1e6 / len(files):
+                    lines.append(line)
                 size += len(line.encode("utf-8"))
     return lines
 
@@ -87,10 +104,21 @@ def tiktoken_from_vocab(vocab, name):
                              special_tokens={})
 
 
+THREADS = [1]  # corpustok rows with threads=N beyond 1 (--threads)
+
+
+def threaded_rows(ours, arr, runs, label):
+    """``encode_batch(arr, threads=N)`` for the thread counts of :data:`THREADS` above 1 (wall
+    time is the figure; CPU time adds the threads up)."""
+    return {f"corpustok encode_batch(Arrow, threads={n}) {label}": timed(
+        lambda: ours.encode_batch(arr, threads=n), runs) for n in THREADS if n > 1}
+
+
 def encode_contenders(ours, hf, enc, lines, arr, runs, label):
     rows = {f"corpustok encode_batch(list[str]) {label}": timed(lambda: ours.encode_batch(lines),
                                                                runs),
-            f"corpustok encode_batch(Arrow) {label}": timed(lambda: ours.encode_batch(arr), runs)}
+            f"corpustok encode_batch(Arrow) {label}": timed(lambda: ours.encode_batch(arr), runs),
+            **threaded_rows(ours, arr, runs, label)}
     if enc is not None:
         rows[f"tiktoken loop encode_ordinary {label}"] = timed(
             lambda: [enc.encode_ordinary(t) for t in lines], runs)
@@ -101,40 +129,117 @@ def encode_contenders(ours, hf, enc, lines, arr, runs, label):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mb", type=float, default=24, help="MB of corpus text to encode")
-    ap.add_argument("--train-mb", type=float, default=8, help="MB to train the 32K vocabularies")
-    ap.add_argument("--vocab-size", type=int, default=32000)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--no-adversarial", action="store_true")
-    args = ap.parse_args()
+def split_speeds(arr, nbytes, runs):
+    """MB/s of the split alone for every named pre-tokenizer and the ratio to GPT-2's CPU
+    MB/s; the patterns take turns in each run, so that machine drift hits them alike."""
+    batch = utf8_batch(arr)
+    chunks = {name: len(split_arrays(batch.data, batch.offsets, name)[0]) for name in PATTERNS}
+    wall, cpu = {name: [] for name in PATTERNS}, {name: [] for name in PATTERNS}
+    for _ in range(runs):
+        for name in PATTERNS:
+            w, c = time.perf_counter(), time.process_time()
+            split_arrays(batch.data, batch.offsets, name)
+            wall[name].append(time.perf_counter() - w)
+            cpu[name].append(time.process_time() - c)
+    speed = {name: nbytes / statistics.median(cpu[name]) / 1e6 for name in PATTERNS}
+    print(f"  {'pre-tokenizer':14s} {'wall MB/s':>9s} {'CPU MB/s':>9s} {'x gpt2':>7s} "
+          f"{'chunks':>10s}")
+    for name in PATTERNS:
+        print(f"  {name:14s} {nbytes / statistics.median(wall[name]) / 1e6:9.1f} "
+              f"{speed[name]:9.1f} {speed[name] / speed['gpt2']:7.2f} {chunks[name]:10d}")
 
+
+def timed_cold(make, fn, runs):
+    """:func:`timed` for tokenizers that cache chunk ids across calls (all of them): each run
+    times ``fn`` on a fresh ``make()`` (warmed up on other text, untimed), so that the text is
+    not timed against a cache filled by itself."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        tok = make()
+        w, c = time.perf_counter(), time.process_time()
+        fn(tok)
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def fresh_corpustok(path, held_out):
+    tok = corpustok.load(path)
+    tok.encode_batch(held_out)
+    return tok
+
+
+def modern_contenders(stem, lines, arr, held_out, runs):
+    """Rows and id-mismatch counts (vs corpustok) for one modern rank file; a contender whose
+    package is missing is named and skipped. ``held_out``: other corpus lines, to warm up the
+    tokenizers that cache (lazy regex states and a chunk cache, as after a long run)."""
+    import tiktoken
+    import tiktoken.load
+    from tokenizers import Tokenizer
+
+    path = MODERN / f"{stem}.tiktoken"
+    pattern = PATTERNS[MODERN_FILES[stem]]
+    ours = corpustok.load(path)
+    ranks = tiktoken.load.load_tiktoken_bpe(str(path))
+    enc = tiktoken.Encoding(stem, pat_str=pattern, special_tokens={}, mergeable_ranks=ranks)
+    ids = ours.encode_batch(lines).to_pylist()
+    others = {"tiktoken": enc.encode_ordinary_batch(lines, num_threads=1)}
+    rows = {f"corpustok encode_batch(list[str]) {stem}": timed(lambda: ours.encode_batch(lines),
+                                                              runs),
+            f"corpustok encode_batch(Arrow) {stem}": timed(lambda: ours.encode_batch(arr), runs),
+            **threaded_rows(ours, arr, runs, stem),
+            f"corpustok encode_batch(Arrow), fresh {stem}": timed_cold(
+                lambda: fresh_corpustok(path, held_out), lambda tok: tok.encode_batch(arr),
+                runs),
+            f"tiktoken loop encode_ordinary {stem}": timed(
+                lambda: [enc.encode_ordinary(t) for t in lines], runs),
+            f"tiktoken encode_ordinary_batch {stem}": timed(
+                lambda: enc.encode_ordinary_batch(lines, num_threads=1), runs)}
+    try:
+        import gigatoken
+    except ImportError:
+        gigatoken = None
+        print("  gigatoken not installed: its rows are skipped (pip install gigatoken==0.10.0)")
+    if gigatoken is not None:
+        def giga():
+            tok = gigatoken.Tokenizer.from_tiktoken(path)
+            tok.encode_batch(held_out, parallel=False)
+            return tok
+        warm = giga()
+        others["gigatoken"] = warm.encode_batch_list(lines, parallel=False)
+        rows[f"gigatoken encode_batch, fresh {stem}"] = timed_cold(
+            giga, lambda tok: tok.encode_batch(lines, parallel=False), runs)
+        rows[f"gigatoken encode_batch, same text again {stem}"] = timed(
+            lambda: warm.encode_batch(lines, parallel=False), runs)
+    doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/test_hf_export.py)
+    hf = Tokenizer.from_str(doc)
+    others["HF"] = [e.ids for e in hf.encode_batch(lines)]
+    def hf_fresh():
+        tok = Tokenizer.from_str(doc)
+        tok.encode_batch(held_out)
+        return tok
+    rows[f"HF encode_batch, fresh {stem}"] = timed_cold(
+        hf_fresh, lambda tok: tok.encode_batch(lines), runs)
+    print(f"  {stem}: lines where ids differ from corpustok: "
+          + ", ".join(f"{k} {differ(ids, v)}" for k, v in others.items())
+          + f" of {len(lines)}")
+    return rows
+
+
+def package_version(name):
+    """The installed version of a distribution (gigatoken has no ``__version__``)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def trained(args, lines, arr, nbytes):
+    """Part 2: 32K vocabularies trained on the same text, encoded by each contender."""
     import sentencepiece as spm
     from tokenizers import ByteLevelBPETokenizer
 
-    banner("byte-level BPE encode, single thread",
-           ("numba", "numpy", "pyarrow", "tokenizers", "tiktoken", "sentencepiece"))
-    lines = corpus_sample(args.mb)
-    nbytes = sum(len(t.encode("utf-8")) for t in lines)
-    arr = pa.array(lines, pa.large_string())
-    print(f"input: shared corpus, an equal share of each of its files, {len(lines)} lines, "
-          f"{nbytes / 1e6:.1f} MB; "
-          f"medians of {args.runs} runs")
-
-    # 1. GPT-2 files -------------------------------------------------------------------------
-    ours = BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
-    hf = ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
-                               add_prefix_space=False)
-    enc = tiktoken_from_vocab(json.loads((GPT2 / "vocab.json").read_text("utf-8")), "gpt2")
-    ids = ours.encode_batch(lines).to_pylist()
-    print(f"\n[1] GPT-2 vocabulary (50257); lines where corpustok ids differ from tiktoken: "
-          f"{differ(ids, enc.encode_ordinary_batch(lines))}, from HF: "
-          f"{differ(ids, [e.ids for e in hf.encode_batch(lines)])} of {len(lines)}")
-    report(encode_contenders(ours, hf, enc, lines, arr, args.runs, "gpt2"), nbytes,
-           "tiktoken loop encode_ordinary gpt2")
-
-    # 2. 32K vocabularies trained on the same text ---------------------------------------------
     train_lines = corpus_sample(args.train_mb)
     tmb = sum(len(t.encode("utf-8")) for t in train_lines) / 1e6
     print(f"\n[2] {args.vocab_size} vocabularies trained on {tmb:.1f} MB sampled the same way")
@@ -176,9 +281,9 @@ def main():
         n = len(tok.encode_batch(arr).flatten())
         print(f"  {name}: {n} tokens, {nbytes / n:.2f} bytes/token")
 
-    # 3. adversarial input ---------------------------------------------------------------------
-    if args.no_adversarial:
-        return
+
+def adversarial(ours, enc, hf):
+    """Part 3: linear scaling on adversarial input."""
     print("\n[3] adversarial input, one document each (corpustok gpt2; 16 MB / 1 MB time ratio "
           "16 = linear)")
     rnd = random.Random(0)
@@ -196,6 +301,66 @@ def main():
         tt = timed(lambda: enc.encode_ordinary(small), 1)[1]
         th = timed(lambda: hf.encode(small), 1)[1]
         print(f"  {name:26s} {t1:8.3f} {t16:8.3f} {t16 / t1:6.1f} {tt:16.3f} {th:10.3f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mb", type=float, default=24, help="MB of corpus text to encode")
+    ap.add_argument("--train-mb", type=float, default=8, help="MB to train the 32K vocabularies")
+    ap.add_argument("--vocab-size", type=int, default=32000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--parts", default="1,2,3,4,5",
+                    help="comma-separated parts to run (see the module docstring)")
+    ap.add_argument("--threads", default="1",
+                    help="comma-separated thread counts for corpustok's encode_batch rows, "
+                         "e.g. 1,2 (default: %(default)s)")
+    args = ap.parse_args()
+    parts = {int(p) for p in args.parts.split(",")}
+    THREADS[:] = sorted({int(n) for n in args.threads.split(",")})
+
+    from tokenizers import ByteLevelBPETokenizer
+
+    banner("byte-level BPE encode, single thread",
+           ("numba", "numpy", "pyarrow", "tokenizers", "tiktoken", "sentencepiece"))
+    lines = corpus_sample(args.mb)
+    nbytes = sum(len(t.encode("utf-8")) for t in lines)
+    arr = pa.array(lines, pa.large_string())
+    print(f"input: shared corpus, an equal share of each of its files, {len(lines)} lines, "
+          f"{nbytes / 1e6:.1f} MB; "
+          f"medians of {args.runs} runs")
+
+    ours = enc = hf = None
+    if parts & {1, 3}:
+        ours = BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
+        hf = ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
+                                   add_prefix_space=False)
+        enc = tiktoken_from_vocab(json.loads((GPT2 / "vocab.json").read_text("utf-8")), "gpt2")
+    if 1 in parts:
+        ids = ours.encode_batch(lines).to_pylist()
+        print(f"\n[1] GPT-2 vocabulary (50257); lines where corpustok ids differ from tiktoken: "
+              f"{differ(ids, enc.encode_ordinary_batch(lines))}, from HF: "
+              f"{differ(ids, [e.ids for e in hf.encode_batch(lines)])} of {len(lines)}")
+        report(encode_contenders(ours, hf, enc, lines, arr, args.runs, "gpt2"), nbytes,
+               "tiktoken loop encode_ordinary gpt2")
+    if 2 in parts:
+        trained(args, lines, arr, nbytes)
+    if 3 in parts:
+        adversarial(ours, enc, hf)
+    if 4 in parts:
+        print(f"\n[4] the split alone (corpustok split_arrays, one call over the "
+              f"{len(lines)}-line batch)")
+        split_speeds(arr, nbytes, args.runs)
+    if 5 in parts:
+        held_out = corpus_sample(1, skip_mb=args.mb)
+        print("\n[5] modern rank files (../shared/data/vocab/modern); gigatoken "
+              f"{package_version('gigatoken')}; \"fresh\": a new tokenizer per run, warmed up on "
+              f"{sum(len(t.encode()) for t in held_out) / 1e6:.1f} MB of other corpus text")
+        for stem in MODERN_FILES:
+            if not (MODERN / f"{stem}.tiktoken").exists():
+                print(f"  {MODERN / (stem + '.tiktoken')} not found: skipped")
+                continue
+            report(modern_contenders(stem, lines, arr, held_out, args.runs), nbytes,
+                   f"tiktoken loop encode_ordinary {stem}")
 
 
 if __name__ == "__main__":

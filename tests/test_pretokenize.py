@@ -10,6 +10,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import read_xz_text, shared_corpus_files
+from corpustok import split_reference
 from corpustok.kernels.split import chunk_end, split_batch
 from corpustok.pretokenize import PATTERNS, pattern_named, program, split, split_arrays
 from corpustok.split_pattern import PROPERTY_BITS, UnsupportedPattern, compile_pattern, \
@@ -227,6 +228,49 @@ def test_random_patterns_equal_regex(parts, text):
         i = j
     assert got == isolated(rx, text), pattern
     _check_reach(raw, prog)
+
+
+def _check_reference(raw, prog):
+    """The pure-Python reference gives the kernel's ``(end, reach)`` at every chunk start, for
+    the whole text and for every prefix of it (cut code points included)."""
+    data = np.frombuffer(raw or b"\0", np.uint8)
+    ref = split_reference.Program(prog)
+    i = 0
+    while i < len(raw):
+        for cut in range(i + 1, len(raw) + 1):
+            assert split_reference.chunk_end(raw, i, cut, ref) == chunk_end(data, i, cut, prog), \
+                (raw, i, cut)
+        i = chunk_end(data, i, len(raw), prog)[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=texts)
+@settings(max_examples=150, deadline=None)
+@example(text="they're 'S 'Re ''s '\u017f 'LL x//\n\n  \u0301\u00e9 HELLO World's \u01c5emo 12345")
+def test_reference_equals_kernel(name, text):
+    assert split_reference.split(text, PATTERNS[name]) == split(text, name)
+    _check_reference(text.encode(), program(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(raw=st.binary(max_size=24))
+@settings(max_examples=100, deadline=None)
+@example(raw=b"ab\xff cd\xe2\x82 x\xf0\x9f\x98\xed\xa0\x80's")
+def test_reference_equals_kernel_on_invalid_utf8(name, raw):
+    assert split_reference.split(raw, PATTERNS[name]) == chunks_of([raw], name)[0]
+    _check_reference(raw, program(name))
+
+
+@given(parts=st.lists(branches(), min_size=1, max_size=5),
+       text=st.lists(st.sampled_from(_ALPHABET), max_size=24).map("".join))
+@settings(max_examples=1000, deadline=None)
+@example(parts=[r"[a-c]{2}(?:x|yz)?"], text="ab")  # a bounded run that ends at the end
+def test_reference_equals_kernel_random_patterns(parts, text):
+    try:
+        prog = compile_pattern("|".join(parts)).program
+    except UnsupportedPattern:
+        assume(False)
+    _check_reference(text.encode(), prog)
 
 
 def test_empty_documents_and_batch():
