@@ -1,10 +1,11 @@
-"""Benchmark: corpustok E2E WordPiece vs HF tokenizers (single thread) vs TF Text.
+"""Benchmark: corpustok E2E WordPiece vs HF tokenizers, nanotoken and TF Text (single thread).
 
     .venv/bin/python bench/wordpiece.py [--max-mb 4] [--runs 3] [--full] [--tf-python PY]
 
 Single-thread MB/s and tokens/s on the shared corpus (each line one document, bert-base-uncased,
 BERT uncased options) for corpustok, HF ``tokenizers`` ``encode_batch`` with
-``RAYON_NUM_THREADS=1`` and TF Text ``FastBertTokenizer`` (one thread) when ``--tf-python``
+``RAYON_NUM_THREADS=1``, nanotoken 0.1 (``parallel=False``, its chunk cache cleared before
+each run, ids checked against ours) and TF Text ``FastBertTokenizer`` (one thread) when ``--tf-python``
 names an interpreter that has ``tensorflow-text`` (TF pins its own numpy/protobuf, so it lives in
 its own venv: ``python3 -m venv /tmp/tf && /tmp/tf/bin/pip install tensorflow-text``); medians of ``--runs`` runs, ratios against the peers; then linear-scaling
 runs on adversarial input. Wall-clock and process CPU time are both printed because the
@@ -54,6 +55,15 @@ def machine():
             f"{np.__version__}, pyarrow {pa.__version__}, tokenizers {tokenizers.__version__}, "
             f"corpustok {corpustok.__version__}")
 
+
+
+def nanotoken_reference():
+    """nanotoken 0.1 on the same vocab.txt (BERT uncased rules), or None when not installed."""
+    try:
+        import nanotoken
+    except ImportError:
+        return None
+    return nanotoken.Tokenizer(str(VOCAB))
 
 
 def hf_reference():
@@ -122,15 +132,16 @@ def corpus_table(args):
           f"{time.perf_counter() - t:.1f} s, {size / 2**20:.2f} MiB of arrays "
           f"(trie {(wp.memory_report()['da'] + wp.memory_report()['info']) / 2**20:.2f} MiB)")
     hf = hf_reference()
+    nano = nanotoken_reference()
     tf_fn = tf_text(args)
     files = sorted((SHARED / "corpus").glob("*.txt.xz"))
     if not files:
         sys.exit(f"no corpus under {SHARED}/corpus")
     import lzma
     tot = {"bytes": 0, "tokens": 0, "tf_tokens": 0, "ours": [0.0, 0.0], "hf": [0.0, 0.0],
-           "tf": [0.0, 0.0]}
+           "tf": [0.0, 0.0], "nano": [0.0, 0.0], "nano_differ": 0}
     print(f"\n{'file':<24}{'MB':>7}{'docs':>9}{'tokens':>10}  {'corpustok MB/s':>15}"
-          f"{'HF MB/s':>16}{'TF MB/s':>9}{'x HF':>7}  (wall [CPU])")
+          f"{'HF MB/s':>16}{'nanotoken':>16}{'TF MB/s':>9}{'x HF':>7}  (wall [CPU])")
     for path in files:
         with lzma.open(path, "rb") as f:
             raw = f.read() if args.full else f.read(int(args.max_mb * 2**20))
@@ -142,17 +153,29 @@ def corpus_table(args):
         ids, _, _ = wp.encode_arrays(batch)
         ours = timed(lambda: wp.encode_arrays(batch), args.runs)
         theirs = timed(lambda: hf.encode_batch(lines, add_special_tokens=False), args.runs)
+        nano_t = None
+        if nano is not None:
+            want = wp.encode_batch(arr).to_pylist()
+            got = nano.encode_batch_list(lines, add_special_tokens=False, parallel=False)
+            tot["nano_differ"] += sum(a != b for a, b in zip(got, want))
+
+            def nano_fresh():  # its chunk cache persists across calls: time it empty
+                nano.clear_cache()
+                return nano.encode_batch_list(lines, add_special_tokens=False, parallel=False)
+            nano_t = timed(nano_fresh, args.runs)
         tf_t = tf_fn(lines) if tf_fn else None
         mb = n_bytes / 1e6
         tf_s = f"{mb / tf_t[0]:9.1f}" if tf_t else f"{'-':>9}"
         print(f"{path.name[:-7]:<24}{mb:7.1f}{len(lines):9d}{len(ids):10d}  "
               f"{mb / ours[0]:7.1f} [{mb / ours[1]:5.1f}]"
-              f"{mb / theirs[0]:8.1f} [{mb / theirs[1]:5.1f}]{tf_s}"
+              f"{mb / theirs[0]:8.1f} [{mb / theirs[1]:5.1f}]"
+              + (f"{mb / nano_t[0]:8.1f} [{mb / nano_t[1]:5.1f}]" if nano_t else f"{'-':>16}")
+              + f"{tf_s}"
               f"{theirs[0] / ours[0]:7.1f}")
         tot["bytes"] += n_bytes
         tot["tokens"] += len(ids)
         tot["tf_tokens"] += tf_t[2] if tf_t else 0
-        for key, t in (("ours", ours), ("hf", theirs), ("tf", tf_t)):
+        for key, t in (("ours", ours), ("hf", theirs), ("tf", tf_t), ("nano", nano_t)):
             if t:
                 tot[key][0] += t[0]
                 tot[key][1] += t[1]
@@ -163,6 +186,14 @@ def corpus_table(args):
           f"{tot['tokens'] / o[0] / 1e6:.2f} M tokens/s")
     print(f"  HF tokenizers : {mb / h[0]:7.1f} MB/s wall ({mb / h[1]:.1f} CPU), "
           f"{tot['tokens'] / h[0] / 1e6:.2f} M tokens/s  (RAYON_NUM_THREADS=1)")
+    if nano is not None:
+        t = tot["nano"]
+        print(f"  nanotoken     : {mb / t[0]:7.1f} MB/s wall ({mb / t[1]:.1f} CPU), "
+              f"{tot['tokens'] / t[0] / 1e6:.2f} M tokens/s  (parallel=False, cache cleared "
+              f"per run; {tot['nano_differ']} documents with other ids than corpustok)")
+        print(f"  corpustok / nanotoken = {t[0] / o[0]:.2f}x wall, {t[1] / o[1]:.2f}x CPU")
+    else:
+        print("  nanotoken     : not installed (pip install nanotoken==0.1.0)")
     if tf_fn:
         t = tot["tf"]
         print(f"  TF Text       : {mb / t[0]:7.1f} MB/s wall ({mb / t[1]:.1f} CPU), "
