@@ -317,12 +317,8 @@ class BytePairTokenizer:
         entries that are not byte-level symbol strings (``<|endoftext|>``) and HF added tokens
         become special tokens.
 
-        Bound (``bench/bpe_load.py``, synthetic files of 1M and 10M entries, 2 cores): about
-        3.5 us and 450 bytes of peak memory per vocab entry (with its merge). ``json.load``
-        is half the time and nearly 90% of the peak (the file as one str, then Python's dict
-        and strings, which become the vocabulary); the rest is passes over whole arrays and
-        one Numba hash pass over the merges. The tokenizer keeps about 270 bytes per entry
-        (the vocab dict, the pair table, the symbol arrays)."""
+        Linear in the entries; time and memory per entry are measured by
+        ``bench/bpe_load.py`` (README, *Tokenizer loading*)."""
         if merges_txt is not None:
             return cls._from_gpt2_files(os.fspath(path), os.fspath(merges_txt))
         path = os.fspath(path)
