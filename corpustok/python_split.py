@@ -124,14 +124,13 @@ def _apply(step, text):
     merged, prev = [], False
     for span in spans:
         m = span[2]
-        if merged and (m and not prev if behavior != "Contiguous" else m == prev) and \
-                behavior != "Isolated":
-            if behavior == "MergedWithNext":
-                merged[-1][0] = span[0]
-            else:
-                merged[-1][1] = span[1]
-        else:
+        joins = m == prev if behavior == "Contiguous" else m and not prev  # onto the last piece
+        if behavior == "Isolated" or not merged or not joins:
             merged.append(span)
+        elif behavior == "MergedWithNext":  # walking backwards: the piece after this span
+            merged[-1][0] = span[0]
+        else:
+            merged[-1][1] = span[1]
         prev = m
     if behavior == "MergedWithNext":
         merged.reverse()
