@@ -36,6 +36,13 @@ class Utf8Batch:
         return len(self.offsets) - 1
 
 
+def decode_replacing(raw: bytes):
+    """``(text, replaced)``: ``raw`` decoded as the kernels read it (``errors="replace"``) and
+    the number of U+FFFD the decoding made (those already in ``raw`` not counted)."""
+    text = raw.decode("utf-8", "replace")
+    return text, text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+
+
 def replace_surrogates(s: str):
     """UTF-8 bytes of ``s`` with every lone surrogate replaced by U+FFFD, and the count."""
     try:

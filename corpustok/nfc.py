@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from corpustok._arrow import Utf8Batch
+from corpustok._arrow import Utf8Batch, decode_replacing
 from corpustok.kernels.nfc_check import nfc_suspects
 
 __all__ = ["flagged_code_points", "nfc_batch", "NfcStream"]
@@ -44,9 +44,8 @@ def flagged_code_points():
     return bits
 
 
-def _flagged(c, bits=None):
+def _flagged(c, bits):
     cp = ord(c)
-    bits = flagged_code_points() if bits is None else bits
     return bool((bits[cp >> 3] >> (cp & 7)) & 1)
 
 
@@ -68,10 +67,10 @@ def nfc_batch(batch: Utf8Batch) -> Utf8Batch:
     for d in todo.tolist():
         a, b = int(offs[d]), int(offs[d + 1])
         raw = batch.data[a:b].tobytes()
-        text = raw.decode("utf-8", "replace")
+        text, bad = decode_replacing(raw)
         norm = unicodedata.normalize("NFC", text)
         if norm != text:
-            replaced[d] += text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+            replaced[d] += bad
             pieces += [batch.data[at:a], norm.encode("utf-8")]  # unchanged runs as views
             lengths[d] = len(pieces[-1])
             at = b

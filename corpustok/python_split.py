@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from corpustok._arrow import utf8_batch
+from corpustok._arrow import decode_replacing, utf8_batch
 
 GPT2_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 BEHAVIORS = ("Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -173,9 +173,7 @@ class PythonSplit:
         chunks, starts = [], [0]
         replaced = np.zeros(len(offs) - 1, np.int64)
         for d, (a, b) in enumerate(zip(offs, offs[1:])):
-            piece = raw[a:b]
-            text = piece.decode("utf-8", "replace")
-            replaced[d] = text.count("\ufffd") - piece.count(b"\xef\xbf\xbd")
+            text, replaced[d] = decode_replacing(raw[a:b])
             at = 0
             for m in special_regex.finditer(text) if special_regex else ():
                 chunks += self.split(text[at:m.start()])

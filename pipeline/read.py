@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok._arrow import string_array, utf8_batch
+from corpustok._arrow import decode_replacing, string_array, utf8_batch
 from corpustok.pipeline.compression import DECODE_ERRORS, strip_compression
 from corpustok.schemas import REJECTS, InputFormatError, check_document_columns
 
@@ -223,8 +223,7 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
             try:
                 rec = json.loads(raw)
             except UnicodeDecodeError:  # invalid UTF-8 in the line: replace, count, go on
-                s = raw.decode("utf-8", "replace")
-                fixed = s.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+                s, fixed = decode_replacing(raw)
                 rec = json.loads(s)
         except ValueError as e:
             reject(no, "bad_json", str(e)[:200])

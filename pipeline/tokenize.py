@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok._arrow import list_array, one_array, utf8_batch
+from corpustok._arrow import decode_replacing, list_array, one_array, utf8_batch
 from corpustok.schemas import REJECTS, TOKENS
 
 from corpustok.pipeline import files
@@ -78,9 +78,8 @@ def _stream_encode(tok, data: np.ndarray):
         j = min(n, i + STREAM_SLICE_BYTES)
         while j < n and (int(data[j]) & 0xC0) == 0x80 and j > i + 1:  # not inside a character
             j -= 1
-        raw = data[i:j].tobytes()
-        text = raw.decode("utf-8", "replace")
-        replaced += text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+        text, bad = decode_replacing(data[i:j].tobytes())
+        replaced += bad
         parts.append(np.asarray(enc.feed(text), np.int32))
         i = j
     parts.append(np.asarray(enc.finish(), np.int32))
