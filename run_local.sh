@@ -12,15 +12,24 @@ STAMP="$VENV/.corpustok-setup"
 
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
-        "$PYTHON" -m venv "$VENV"
+        "$PYTHON" -m venv "$VENV" || { echo "corpustok: '$PYTHON -m venv' failed" >&2; exit 1; }
     fi
     # Reinstall only when the packaging files change (the install is editable).
     local want
     want="$(cat setup.py pyproject.toml | sha256sum | cut -d' ' -f1)"
     if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
-        "$VENV/bin/python" -m pip install --quiet --upgrade pip
-        "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+        # pip's and setuptools' output (notices, warning boxes) goes to a log, shown only
+        # when the set-up fails.
+        local log="$VENV/setup.log"
+        echo "corpustok: installing into $VENV (pip output: $log) ..."
+        if ! { "$VENV/bin/python" -m pip install --upgrade pip &&
+               "$VENV/bin/python" -m pip install -e ".[test]"; } > "$log" 2>&1; then
+            cat "$log" >&2
+            echo "corpustok: set-up failed (output above, also in $log)" >&2
+            exit 1
+        fi
         echo "$want" > "$STAMP"
+        echo "corpustok: installed"
     fi
 }
 

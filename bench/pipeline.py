@@ -30,6 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from corpustok.pipeline.outdir import entry_names, entry_path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 GPT2 = os.path.join(HERE, "..", "tests", "data", "gpt2")
 DOC_BYTES = 4096
@@ -122,11 +124,10 @@ def _tree_rss(root):
 def steady_mbps(out, workers):
     """Text MB/s between the ``workers``-th and the last shard entry written in ``out``."""
     entries = []
-    for f in os.listdir(out):
-        if f.endswith(".manifest.json") and f != "manifest.json":
-            path = os.path.join(out, f)
-            with open(path, encoding="utf-8") as fh:
-                entries.append((os.path.getmtime(path), json.load(fh)["bytes"]))
+    for name in entry_names(out):
+        path = entry_path(out, name)
+        with open(path, encoding="utf-8") as fh:
+            entries.append((os.path.getmtime(path), json.load(fh)["bytes"]))
     entries.sort()
     if len(entries) <= workers:
         return float("nan")

@@ -55,7 +55,13 @@ def _no_pretokenizer(path, pretokenizer):
                          "merges.txt")
 
 
-def load(path, *, merges=None, pretokenizer=None):
+def _no_lowercase(path, lowercase):
+    if lowercase is not None:
+        raise ValueError(f"{path}: this file sets its own casing; lowercase is chosen only "
+                         "for a WordPiece vocab.txt")
+
+
+def load(path, *, merges=None, pretokenizer=None, lowercase=None):
     """Load any tokenizer file, recognized by its content: a corpustok file written by
     ``.save()``, an HF ``tokenizer.json`` (WordPiece or byte-level BPE model), a tiktoken rank
     file, a Mistral Tekken JSON or a WordPiece ``vocab.txt``; or a folder holding a
@@ -64,11 +70,13 @@ def load(path, *, merges=None, pretokenizer=None):
     ``merges``: the ``merges.txt`` of a GPT-2 style ``vocab.json`` given as ``path``.
     ``pretokenizer``: the split (a name of :data:`corpustok.pretokenize.PATTERNS` or a
     pattern) of a tiktoken rank file or GPT-2 files; files that define their own split refuse
-    it."""
+    it. ``lowercase``: the casing of a WordPiece ``vocab.txt`` (None: detected from the
+    vocabulary, see ``WordPiece.from_vocab``); other files set their own and refuse it."""
     path = os.fspath(path)
     if os.path.isdir(path):
         path, merges = _folder_files(path, merges)
     if merges is not None:
+        _no_lowercase(path, lowercase)
         from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer._from_gpt2_files(path, os.fspath(merges),
                                                   pretokenizer or "gpt2")
@@ -77,12 +85,14 @@ def load(path, *, merges=None, pretokenizer=None):
     if not head.startswith(b"{"):
         from corpustok.tiktoken_files import is_rank_file
         if is_rank_file(head):
+            _no_lowercase(path, lowercase)
             from corpustok.bpe import BytePairTokenizer
             return BytePairTokenizer.from_tiktoken(path, pretokenizer=pretokenizer)
         _no_pretokenizer(path, pretokenizer)
         from corpustok.wordpiece import WordPiece
-        return WordPiece.from_vocab(path)
+        return WordPiece.from_vocab(path, lowercase=lowercase)
     _no_pretokenizer(path, pretokenizer)
+    _no_lowercase(path, lowercase)
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)

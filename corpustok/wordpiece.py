@@ -45,6 +45,16 @@ def _normalizer_options(where, norm, keys):
     return opts
 
 
+def cased_token(tokens):
+    """A token of ``tokens`` holding an upper-case letter, the sign of a cased vocabulary (an
+    uncased one was built from lower-cased text), or None. Bracketed tokens (``[UNK]``,
+    ``[CLS]``, ``[unused0]``) are upper-case in uncased vocabularies too and do not count."""
+    for t in tokens:
+        if t != t.lower() and not (t.startswith("[") and t.endswith("]")):
+            return t
+    return None
+
+
 @functools.lru_cache(maxsize=1)
 def _unicode_data():
     """HF's per-code-point behaviour, unpacked from the committed table."""
@@ -140,12 +150,15 @@ class WordPiece:
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def from_vocab(cls, path, lowercase=True, strip_accents=None, handle_chinese_chars=True,
+    def from_vocab(cls, path, lowercase=None, strip_accents=None, handle_chinese_chars=True,
                    clean_text=True, unk_token="[UNK]", max_input_chars_per_word=100, **kw):
         """Read a BERT ``vocab.txt`` (one token per line, id = line number, trailing
-        whitespace ignored as HF does). Options are ``BertNormalizer``'s; ``strip_accents=None``
-        follows ``lowercase``. Extra keywords: ``suffix_indicator``, ``special_tokens``,
-        ``recognize_special_tokens``, ``cache`` (an ``.npz`` path to reuse the built arrays)."""
+        whitespace ignored as HF does). Options are ``BertNormalizer``'s; ``lowercase=None``
+        follows the vocabulary (lower-cased unless :func:`cased_token` finds a token with an
+        upper-case letter: a vocab.txt does not say, and lower-casing for a cased vocabulary
+        loses every cased token); ``strip_accents=None`` follows ``lowercase``. Extra
+        keywords: ``suffix_indicator``, ``special_tokens``, ``recognize_special_tokens``,
+        ``cache`` (an ``.npz`` path to reuse the built arrays)."""
         path = os.fspath(path)
         try:
             with open(path, encoding="utf-8", newline="") as f:
@@ -156,7 +169,10 @@ class WordPiece:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        return cls([ln.rstrip() for ln in lines], lowercase=lowercase,
+        tokens = [ln.rstrip() for ln in lines]
+        if lowercase is None:
+            lowercase = cased_token(tokens) is None
+        return cls(tokens, lowercase=lowercase,
                    strip_accents=strip_accents, handle_chinese_chars=handle_chinese_chars,
                    clean_text=clean_text, unk_token=unk_token,
                    max_input_chars_per_word=max_input_chars_per_word, **kw)

@@ -2,14 +2,13 @@
 
 Exit codes (decided here, by exception type): 0 success; 1 the job completed but some input
 could not be read, or more rows were rejected than ``--max-reject-fraction`` allows (named in
-the summary and in manifest.json); 2 bad arguments or input, a tokenizer file that cannot be
-used, an output folder in use or holding another job (one line on stderr); 3 the job failed (a
+the summary and in manifest.json); 2 bad arguments (an option given twice included) or
+input, a tokenizer file that cannot be used, an output folder in use or holding another job (one line on stderr); 3 the job failed (a
 Beam worker or an unexpected error: traceback on stderr); 4 the output cannot be written
 (read-only, no permission, disk or quota full: one line); 130/143 interrupted by SIGINT/SIGTERM
 (one line; rerunning the same command resumes). Beam is imported only by the commands that run
-a pipeline, so ``encode``/``decode``/``--help`` start fast.
+a pipeline, so ``encode``/``decode``/``--help`` start fast. The parser is in ``cli_args``.
 """
-import argparse
 import gc
 import json
 import logging
@@ -17,213 +16,81 @@ import os
 import signal
 import sys
 import tempfile
-import textwrap
 import traceback
 from contextlib import contextmanager
 
 from corpustok.pipeline import files
-from corpustok.pipeline.workers import keep_freed_memory
+from corpustok.pipeline.cli_args import GIVEN, build_parser
+from corpustok.pipeline.workers import available_cores, default_workers, keep_freed_memory
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED, EXIT_NOT_WRITABLE = 0, 1, 2, 3, 4
-
-BEAM_EPILOG = """\
-Any option not listed above is passed to Apache Beam unchanged. Without --runner the job runs
-locally on the FnApiRunner (Beam's DirectRunner would first try to download the Prism runner).
-Examples: --direct_running_mode multi_processing --direct_num_workers 4 (what --workers 4
-does); --runner DataflowRunner --project P --region R --temp_location gs://B/tmp; --runner
-FlinkRunner --flink_master HOST:8081 --environment_type LOOPBACK. Inputs, --out and
---tokenizer may be local paths or gs://, s3://, hdfs://, azfs:// paths (install the matching
-extra, e.g. apache-beam[gcp]); on a cluster, local paths must be a mount every worker shares."""
-
-
-def _sub(sub, name, help, description, epilog=None):
-    """A subcommand whose description is wrapped here and whose epilog keeps its lines."""
-    return sub.add_parser(name, help=help, description=textwrap.fill(description, 88),
-                          epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
-
-
-def _add_read_options(p, ids=True):
-    p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.xz, .jsonl.zst) "
-                        "files or globs (quote globs; ** matches folders)")
-    p.add_argument("--text-column", default="text",
-                   help="column (Parquet) or field (JSONL) holding the text; string or binary "
-                        "(binary is read as UTF-8, invalid bytes become U+FFFD and are "
-                        "counted) (default: %(default)s)")
-    if ids:
-        p.add_argument("--id-column", default="id",
-                       help="column or field holding the document id, string or integer "
-                            "(default: %(default)s)")
-        p.add_argument("--no-id", action="store_true",
-                       help="the input has no id column or field: shard rows get a null id "
-                            "and are known by their source file and row")
-    p.add_argument("--workers", type=_positive(int), default=None,
-                   help="local worker processes (Beam multi_processing mode); default: one "
-                        "in-process worker")
-
-
-_PRETOKENIZERS = "gpt2, cl100k (llama3), o200k (llama4), qwen2, qwen3_5, tekken or a regex"
-
-
-def _add_tokenizer_options(p):
-    p.add_argument("--tokenizer", required=True, metavar="FILE|DIR",
-                   help="a corpustok file (from `corpustok train` or .save()), an HF "
-                        "tokenizer.json (WordPiece or BPE), a tiktoken rank file (cl100k, o200k, "
-                        "Llama 3/4, Qwen), a Mistral Tekken JSON, GPT-2's vocab.json (with "
-                        "--merges), a WordPiece vocab.txt, or a folder holding tokenizer.json "
-                        "or vocab.json + merges.txt")
-    p.add_argument("--merges", metavar="FILE",
-                   help="GPT-2 merges.txt of the vocab.json given as --tokenizer")
-    p.add_argument("--pretokenizer", metavar="NAME",
-                   help="split of a tiktoken rank file that is not one of the known six, or of "
-                        f"GPT-2 files: {_PRETOKENIZERS}")
-
 
 def _tokenizer_spec(args):
     """What the pipeline loads: the path, or a factory when options or a folder need one."""
     from corpustok.pipeline.tokenize import TokenizerFiles
-    if args.merges or args.pretokenizer or os.path.isdir(args.tokenizer):
-        return TokenizerFiles(args.tokenizer, args.merges, args.pretokenizer)
+    if args.merges or args.pretokenizer or args.lowercase is not None or \
+            os.path.isdir(args.tokenizer):
+        return TokenizerFiles(args.tokenizer, args.merges, args.pretokenizer, args.lowercase)
     return args.tokenizer
 
 
-def _fraction(text):
-    """argparse type: a number from 0 to 1."""
-    value = float(text)
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
-    return value
+def _say_casing(command, args, tok):
+    """One line on stderr saying whether a WordPiece lower-cases the text, and why."""
+    from corpustok.wordpiece import WordPiece, cased_token
+    if not isinstance(tok, WordPiece):
+        return
+    lower = tok.options["lowercase"]
+    example = cased_token(tok.to_dict()["vocab"])
+    if args.lowercase is not None:
+        why = "--lowercase" if lower else "--no-lowercase"
+    elif not lower and example is not None:
+        why = (f"the vocabulary holds upper-case tokens such as {example!r}; --lowercase to "
+               "lower-case the text")
+    elif lower and example is None:
+        why = "no token of the vocabulary has an upper-case letter; --no-lowercase to keep it"
+    else:
+        why = "as the tokenizer file sets"
+    print(f"corpustok {command}: WordPiece {'lower-cases' if lower else 'keeps the case of'} "
+          f"the text ({why})", file=sys.stderr, flush=True)
 
 
-def _positive(kind):
-    """argparse type: a number of ``kind`` above zero."""
-    def parse(text):
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-        return value
-    parse.__name__ = kind.__name__
-    return parse
+def _choose_workers(command, args, shard_bytes):
+    """``--workers`` as given (a warning above the cores), or one per core but no more than
+    the shards the inputs give."""
+    from corpustok.pipeline.read import expand_inputs
+    if args.workers is None:
+        paths, _ = expand_inputs(args.inputs)
+        return default_workers([files.size(p) for p in paths], shard_bytes, available_cores())
+    _warn_workers(command, args.workers)
+    return args.workers
 
 
-def _parser():
-    parser = argparse.ArgumentParser(
-        prog="corpustok",
-        description="Tokenize pretraining corpora into Parquet token shards with Numba "
-                    "kernels (Fast WordPiece, UBE byte-level BPE) in an Apache Beam pipeline.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    tr = _sub(
-        sub, "train", help="train a byte-level BPE tokenizer on a corpus",
-        description="Count pre-tokenized chunks of the corpus with a Beam combine, then learn "
-                    "BPE merges on the chosen substrate and save the tokenizer file.",
-        epilog=BEAM_EPILOG)
-    _add_read_options(tr, ids=False)  # training reads texts only
-    tr.add_argument("--substrate", choices=("ube", "utf8", "utf16"), default="ube",
-                    help="base symbols the merges start from: ube (UTF-8 for 1-2 byte "
-                         "characters, UTF-16LE bytes as a second alphabet otherwise), utf8 "
-                         "bytes, or utf16 (UTF-16LE bytes) (default: %(default)s)")
-    tr.add_argument("--vocab-size", type=_positive(int), required=True,
-                    help="size of the vocabulary to learn, base symbols included")
-    tr.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
-                    dest="special_tokens",
-                    help="a special token to reserve (first ids, never learned from the text, "
-                         "usable as --bos/--eos later), e.g. '<|endoftext|>'; repeat for more")
-    tr.add_argument("--pretokenizer", default="gpt2", metavar="NAME",
-                    help="split before merging: " + _PRETOKENIZERS + " (default: %(default)s)")
-    tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
-                    help="where to write the tokenizer (corpustok JSON)")
-
-    tk = _sub(
-        sub, "tokenize", help="tokenize a corpus into Parquet token shards",
-        description="Read documents, tokenize them in batches (one kernel call per batch) and "
-                    "write zstd Parquet shards with one row per document (id, tokens, "
-                    "n_tokens, n_bytes, replaced, source, row), a <shard>.manifest.json per "
-                    "shard and manifest.json last. Rerunning with the same options keeps "
-                    "complete shards; an interrupted run resumed gives byte-identical output.",
-        epilog=BEAM_EPILOG)
-    _add_read_options(tk)
-    _add_tokenizer_options(tk)
-    tk.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
-    tk.add_argument("--bos", metavar="ID|TOKEN",
-                    help="id (or token string) put before every document")
-    tk.add_argument("--eos", metavar="ID|TOKEN",
-                    help="id (or token string) put after every document")
-    tk.add_argument("--shard-mb", type=_positive(float), default=64,
-                    help="target input text per shard in MB; a shard is a row range of one "
-                         "input file (default: %(default)s)")
-    tk.add_argument("--shard-rows", type=_positive(int), default=1 << 20,
-                    help="most documents per shard (default: %(default)s)")
-    tk.add_argument("--max-doc-mb", type=_positive(float), default=8,
-                    help="documents longer than this are tokenized by streaming in 1 MB "
-                         "slices (same ids, bounded memory) (default: %(default)s)")
-    tk.add_argument("--rejects", action="store_true",
-                    help="also write rejected rows with reasons to DIR/rejects/<shard>.parquet")
-    tk.add_argument("--max-reject-fraction", type=_fraction, default=0.5, metavar="F",
-                    help="exit 1 when more than this fraction of the rows read were rejected "
-                         "(the shards are still written) (default: %(default)s)")
-    mode = tk.add_mutually_exclusive_group()
-    mode.add_argument("--overwrite", action="store_const", const="overwrite", dest="mode",
-                      help="DIR holds another job (other inputs, tokenizer or options): remove "
-                           "that job's files (each is listed) and run this one")
-    mode.add_argument("--append", action="store_const", const="append", dest="mode",
-                      help="add these inputs to the job in DIR (same tokenizer and options); "
-                           "its earlier inputs are kept")
-    tk.add_argument("--no-progress", action="store_true",
-                    help="no progress line on stderr")
-
-    for name, what in (("encode", "text to ids"), ("decode", "ids to text")):
-        ed = _sub(sub, name, help=f"{what} with a tokenizer file",
-                  description=f"Convert {what}: the arguments, or each line of standard input "
-                              "when there are none. Ids are printed and read as "
-                              "space-separated integers.")
-        _add_tokenizer_options(ed)
-        if name == "encode":
-            ed.add_argument("--special", action="store_true",
-                            help="match the tokenizer's special tokens written in the text "
-                                 "(default: they are plain text)")
-        ed.add_argument("items", nargs="*", metavar="TEXT" if name == "encode" else "ID",
-                        help="texts to encode" if name == "encode" else "ids to decode")
-
-    ex = _sub(sub, "export-tokenizer", help="write a utf8 BPE tokenizer as an HF tokenizer.json",
-              description="Write the tokenizer as an HF tokenizer.json that gives the same ids "
-                          "in `tokenizers` and `transformers` (PreTrainedTokenizerFast). Only "
-                          "the utf8 substrate has an HF form: HF's ByteLevel maps UTF-8 bytes, "
-                          "and the ube and utf16 symbols have no HF pre-tokenizer or decoder.")
-    _add_tokenizer_options(ex)
-    ex.add_argument("--out", "-o", required=True, metavar="FILE",
-                    help="the tokenizer.json to write (an existing file is kept: exit 2)")
-
-    mn = _sub(
-        sub, "main", help="the demo job: train, tokenize and verify the embedded UDHR sample",
-        description="Train a UBE BPE tokenizer on the embedded UDHR sample, tokenize the "
-                    "sample to Parquet shards, check that every shard decodes back to its "
-                    "documents and print the summary (what ./run_local.sh runs).")
-    mn.add_argument("--out", "-o", default="out", metavar="DIR",
-                    help="output folder (default: %(default)s)")
-    mn.add_argument("--vocab-size", type=_positive(int), default=2048,
-                    help="vocabulary size to train (default: %(default)s)")
-    mn.add_argument("--workers", type=_positive(int), default=None,
-                    help="local worker processes (default: one in-process worker)")
-
-    from corpustok.pipeline.report import add_report_parser
-    add_report_parser(sub)
-    return parser
+def _warn_workers(command, workers):
+    cores = available_cores()
+    if workers and workers > cores:
+        print(f"corpustok {command}: warning: --workers {workers} is more than the {cores} "
+              f"core(s) this process may use: the workers take turns on them and each adds "
+              f"start-up and memory; --workers {cores} is the most that helps",
+              file=sys.stderr, flush=True)
 
 
 def _cmd_tokenize(args, beam_args):
     from corpustok.pipeline.run import summary, tokenize
-    with _worker_log(args.workers) as log:
+    shard_bytes = int(args.shard_mb * 1e6)
+    workers = _choose_workers("tokenize", args, shard_bytes)
+    with _worker_log(workers, args.verbose) as log:
         result = tokenize(args.inputs, args.out, _tokenizer_spec(args),
                           id_column=None if args.no_id else args.id_column,
                           text_column=args.text_column, bos=args.bos, eos=args.eos,
-                          shard_bytes=int(args.shard_mb * 1e6), shard_rows=args.shard_rows,
+                          shard_bytes=shard_bytes, shard_rows=args.shard_rows,
                           max_doc_bytes=int(args.max_doc_mb * 1e6),
                           write_rejects=args.rejects, beam_args=beam_args,
-                          workers=args.workers, progress=not args.no_progress, mode=args.mode,
-                          worker_log=log, on_remove=_say_removed)
+                          workers=workers, progress=not args.no_progress, mode=args.mode,
+                          worker_log=log, on_remove=_say_removed,
+                          on_tokenizer=lambda tok: _say_casing("tokenize", args, tok))
     print(summary(result))
-    print(f"  output     {files.shown(files.join(args.out, 'manifest.json'))}")
+    from corpustok.pipeline.outdir import RUN_MANIFEST
+    print(f"  output     {files.shown(files.join(args.out, RUN_MANIFEST))}")
     code = EXIT_OK if result.ok else EXIT_INPUT_ERRORS
     if result.reject_fraction > args.max_reject_fraction:
         print(f"corpustok tokenize: {result.reject_fraction:.1%} of the rows read were "
@@ -243,11 +110,11 @@ def _say_removed(path):
 
 
 @contextmanager
-def _worker_log(workers):
-    """A temporary file for the output of local worker processes (None without any): kept and
-    named when the job fails in a way the one-line messages do not explain (exit 3), removed
-    otherwise."""
-    if not workers or workers < 2:
+def _worker_log(workers, verbose=False):
+    """A temporary file for the output of local worker processes (None without any, or with
+    ``--verbose``: their output then goes to stderr): kept and named when the job fails in a
+    way the one-line messages do not explain (exit 3), removed otherwise."""
+    if not workers or workers < 2 or verbose:
         yield None
         return
     fd, path = tempfile.mkstemp(prefix="corpustok-workers-", suffix=".log")
@@ -268,9 +135,9 @@ def _worker_log(workers):
 
 
 def _entries(out_dir):
-    from corpustok.pipeline.outdir import ENTRY_SUFFIX
+    from corpustok.pipeline.outdir import entry_names
     try:
-        return {f for f in files.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
+        return entry_names(out_dir)
     except OSError:
         return set()
 
@@ -307,10 +174,13 @@ def _cmd_train(args, beam_args):
 
     from corpustok.pipeline.tokenize import load_tokenizer
     from corpustok.pipeline.train import train
-    info = train(args.inputs, args.out, vocab_size=args.vocab_size, substrate=args.substrate,
-                 text_column=args.text_column, beam_args=beam_args,
-                 workers=args.workers, special_tokens=args.special_tokens,
-                 pretokenizer=args.pretokenizer)
+    from corpustok.pipeline.read import DEFAULT_SHARD_BYTES
+    workers = _choose_workers("train", args, DEFAULT_SHARD_BYTES)
+    with _worker_log(workers, args.verbose) as log:
+        info = train(args.inputs, args.out, vocab_size=args.vocab_size,
+                     substrate=args.substrate, text_column=args.text_column,
+                     beam_args=beam_args, workers=workers, special_tokens=args.special_tokens,
+                     pretokenizer=args.pretokenizer, worker_log=log)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
           f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "
@@ -332,6 +202,7 @@ def _lines(items):
 def _cmd_encode(args):
     from corpustok.pipeline.tokenize import load_tokenizer
     tok = load_tokenizer(_tokenizer_spec(args))
+    _say_casing("encode", args, tok)
     encode = tok.encode
     if args.special:
         if not tok.special_tokens:
@@ -377,7 +248,10 @@ def _cmd_export_tokenizer(args):
 
 def _cmd_main(args):
     from corpustok.pipeline.main_job import run_main
-    return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers)
+    _warn_workers("main", args.workers)
+    with _worker_log(args.workers, args.verbose) as log:
+        return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers,
+                        worker_log=log)
 
 
 class _QuietOptionalDeps(logging.Filter):
@@ -393,9 +267,13 @@ def main(argv=None, handle_signals=False):
     SIGINT and SIGTERM end the process with one line (the console script; not for callers
     that run it inside their own process)."""
     keep_freed_memory()  # before anything loads pyarrow: see corpustok.pipeline.workers
-    logging.getLogger().addFilter(_QuietOptionalDeps())
-    parser = _parser()
+    parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    vars(args).pop(GIVEN, None)
+    if getattr(args, "verbose", False):
+        logging.basicConfig(level=logging.INFO)
+    else:
+        logging.getLogger().addFilter(_QuietOptionalDeps())
     if extra and args.command not in ("tokenize", "train"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if handle_signals:

@@ -22,7 +22,50 @@ def strip_compression(path: str) -> str:
 def open_binary(path: str, raw=None):
     """A binary line-iterable stream of ``path``, decompressing ``.gz``, ``.xz`` and
     ``.zst``/``.zstd`` by suffix; ``raw``, if given, is the stored bytes already opened and
-    buffered (a remote file), which the caller closes."""
+    buffered (a remote file), which the caller closes. While a tokenize job's progress line
+    listens, the stored bytes are read through :class:`_Counted`."""
+    from corpustok.pipeline import progress  # here: progress imports the file layer
+    if not progress.active():
+        return _decompressed(path, raw)
+    owned = raw is None
+    counted = io.BufferedReader(_Counted(open(path, "rb") if owned else raw, owned,
+                                         progress.report), 1 << 18)
+    stream = _decompressed(path, counted)
+    if owned and isinstance(stream, (gzip.GzipFile, lzma.LZMAFile)):
+        close = stream.close  # these leave a file object they were given open
+
+        def close_both():
+            close()
+            counted.close()
+        stream.close = close_both
+    return stream
+
+
+class _Counted(io.RawIOBase):
+    """Stored bytes whose every read is passed to ``report``; closes ``stored`` if
+    ``owned``."""
+
+    def __init__(self, stored, owned, report):
+        self._stored = stored
+        self._owned = owned
+        self._report = report
+
+    def readable(self):
+        return True
+
+    def readinto(self, buf):
+        n = self._stored.readinto(buf)
+        if n:
+            self._report(n)
+        return n
+
+    def close(self):
+        if self._owned and not self.closed:
+            self._stored.close()
+        super().close()
+
+
+def _decompressed(path: str, raw=None):
     lower = path.lower()
     source = path if raw is None else raw
     if lower.endswith(".gz"):

@@ -3,7 +3,9 @@
 Everything that changes a shard's bytes or which shards exist is in it; its hash names the
 job in ``_job.json``, in every shard name and entry, and in the run manifest, so resume and
 "same job?" are decided by one value. ``max_doc_bytes`` is not in it: it changes how a long
-document is encoded (streamed), never the ids.
+document is encoded (streamed), never the ids. ``id_type`` is the kind of the inputs' ids
+(``schemas.ID_KINDS``), found from the inputs before the job starts (``read.job_id_type``):
+it changes the shards' schema, and a job appended to must keep it.
 """
 import hashlib
 import json
@@ -26,6 +28,7 @@ class TokenizeConfig:
     shard_bytes: int
     shard_rows: int
     write_rejects: bool
+    id_type: str = "string"
 
     def to_dict(self) -> dict:
         """The dict written to manifests (and hashed)."""

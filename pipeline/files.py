@@ -61,6 +61,13 @@ def unshown(text: str) -> str:
     return re.sub(r"\\x([89a-f][0-9a-f])", lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
 
 
+def canonical(path: str) -> str:
+    """The one name a job records for an input (the shards' ``source``, manifests, the job
+    record): a local file's absolute, normalized path (``data/../x`` and ``./x`` are one
+    name; symbolic links are kept as named), a remote URL as given."""
+    return path if is_remote(path) else os.path.abspath(path)
+
+
 def join(folder: str, *names: str) -> str:
     return filesystem(folder).join(folder, *names)
 

@@ -8,8 +8,9 @@ import time
 from corpustok.pipeline import demo
 
 
-def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
-    """Run the job; returns the exit code (0 when every shard verifies)."""
+def run_main(out_dir="out", vocab_size=2048, workers=None, say=print, worker_log=None):
+    """Run the job; returns the exit code (0 when every shard verifies). ``worker_log``: a
+    file for the local worker processes' output (default: the caller's stderr)."""
     import corpustok
 
     from corpustok.pipeline.run import summary, tokenize
@@ -18,18 +19,19 @@ def run_main(out_dir="out", vocab_size=2048, workers=None, say=print):
     sample = demo.sample_path()
     os.makedirs(out_dir, exist_ok=True)
     tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")
-    info = train([sample], tok_file, vocab_size=vocab_size, substrate="ube", workers=workers)
+    info = train([sample], tok_file, vocab_size=vocab_size, substrate="ube", workers=workers,
+                 worker_log=worker_log)
     tok = corpustok.load(tok_file)
     say(f"corpustok main: trained a UBE BPE tokenizer ({tok.vocab_size:,} ids) on the embedded "
         f"UDHR sample ({info['documents']:,} documents, {info['bytes'] / 1e6:.2f} MB) in "
         f"{info['seconds']:.1f} s -> {tok_file}")
     shards = os.path.join(out_dir, "shards")
     result = tokenize([sample], shards, tok_file, shard_bytes=128 << 10, workers=workers,
-                      progress=True)
+                      progress=True, worker_log=worker_log)
     t0 = time.perf_counter()
     check = verify_shards(shards, tok)
     say(summary(result))
-    say(f"  output     {shards}/ ({result.manifest['totals']['shards']} shards + manifest.json)")
+    say(f"  output     {shards}/ ({result.manifest['totals']['shards']} shards + .corpustok/)")
     if check.ok:
         say(f"  verified   {check.documents:,} documents in {check.shards} shards decode back "
             f"to their input text ({time.perf_counter() - t0:.1f} s)\n")

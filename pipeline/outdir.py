@@ -1,10 +1,16 @@
-"""Who owns an output folder, and what a run may delete in it.
+"""Who owns an output folder, what a run may delete in it, and where its files lie.
+
+The folder holds the token shards and nothing else readers see: everything else is in
+``.corpustok/`` (job record, lock, run manifest, shard entries, rejects), a name that
+pyarrow, Hugging Face ``datasets`` and Spark skip when they read a folder; temporaries start
+with ``.`` and end with a random suffix, so no ``*.parquet`` glob matches them (layout:
+``shards``; folders of the older layout: ``old_layout``).
 
 An output folder belongs to one job: its configuration (the tokenizer and every option that
-changes a shard's bytes or which shards exist) and its inputs, recorded in ``_job.json`` by the
-first run. The rules a run follows:
+changes a shard's bytes or which shards exist) and its inputs, recorded in
+``.corpustok/job.json`` by the first run. The rules a run follows:
 
-* One run at a time. ``_corpustok.lock`` is held with an exclusive ``flock`` for the whole run
+* One run at a time. ``.corpustok/lock`` is held with an exclusive ``flock`` for the whole run
   and says who holds it (pid, host, start time, run id). The kernel drops a flock when its
   process dies, so the lock of a killed run is stale by construction and the next run takes it
   over; a second run while one is alive refuses, naming the holder. On object stores, which
@@ -12,8 +18,8 @@ first run. The rules a run follows:
   stale, any other one refuses until it is deleted.
 * A run deletes only files it can prove are its own job's: temporaries named with its run id
   or with the id of the killed run whose lock it took over, and the shard files, entries and
-  rejects listed in this folder's manifests (``manifest.json``, ``<shard>.manifest.json``).
-  Nothing is deleted by name pattern alone.
+  rejects listed in this folder's manifests (``.corpustok/manifest.json``,
+  ``.corpustok/entries/<shard>.json``). Nothing is deleted by name pattern alone.
 * Another job refuses, unless ``overwrite`` (the old job's listed files are removed, and
   named) or ``append`` (the same configuration with more inputs). A job that has no shards
   yet is replaced without asking: nothing of it is lost. Within a job, the shards of
@@ -32,15 +38,19 @@ import uuid
 
 from corpustok.schemas import MANIFEST_FORMAT, check_shard_entry
 
-from corpustok.pipeline import files
+from corpustok.pipeline import files, old_layout
 from corpustok.pipeline.config import config_hash
 
-JOB_FILE = "_job.json"
-LOCK_FILE = "_corpustok.lock"
+# Paths relative to the output folder ("/"-separated: files.join takes them locally and remotely).
+META_DIR = ".corpustok"
+JOB_FILE = f"{META_DIR}/job.json"
+LOCK_FILE = f"{META_DIR}/lock"
+RUN_MANIFEST = f"{META_DIR}/manifest.json"
+ENTRIES_DIR = f"{META_DIR}/entries"  # <shard>.json
+ENTRY_SUFFIX = ".json"
+REJECTS_DIR = f"{META_DIR}/rejects"  # <shard>.parquet
+FOLDERS = ("", META_DIR, ENTRIES_DIR, REJECTS_DIR)  # where a run's temporaries may be
 JOB_FORMAT = "corpustok-job"
-RUN_MANIFEST = "manifest.json"
-ENTRY_SUFFIX = ".manifest.json"
-REJECTS_DIR = "rejects"
 # What makes a folder unwritable for a whole run, rather than one bad input.
 NOT_WRITABLE = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT)
 
@@ -226,18 +236,28 @@ class _RemoteLock:
         self.held = False
 
 
+def entry_path(out_dir, name):
+    """Where the entry of shard ``name`` lies."""
+    return files.join(out_dir, ENTRIES_DIR, name + ENTRY_SUFFIX)
+
+
+def entry_names(out_dir):
+    """Names of the shards that have an entry file (complete shards, of any job)."""
+    return {f[:-len(ENTRY_SUFFIX)] for f in files.listdir(files.join(out_dir, ENTRIES_DIR))
+            if f.endswith(ENTRY_SUFFIX) and not f.startswith(".")}
+
+
 def read_entries(out_dir):
-    """Every valid shard entry in ``out_dir`` (``<shard>.manifest.json`` files)."""
+    """Every valid shard entry in ``out_dir`` (``.corpustok/entries/<shard>.json``)."""
     found = []
-    for f in files.listdir(out_dir):
-        if f.endswith(ENTRY_SUFFIX) and f != RUN_MANIFEST:
-            try:
-                entry = json.loads(files.read_bytes(files.join(out_dir, f)))
-                check_shard_entry(entry)
-            except (OSError, ValueError, TypeError, KeyError):
-                continue
-            if entry["shard"] + ENTRY_SUFFIX == f:
-                found.append(entry)
+    for name in sorted(entry_names(out_dir)):
+        try:
+            entry = json.loads(files.read_bytes(entry_path(out_dir, name)))
+            check_shard_entry(entry)
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+        if entry["shard"] == name:
+            found.append(entry)
     return found
 
 
@@ -254,6 +274,7 @@ def listed_files(out_dir, entries):
     """Paths of the files ``entries`` name that exist: shard, rejects, entry."""
     present = set(files.listdir(out_dir))
     rejected = set(files.listdir(files.join(out_dir, REJECTS_DIR)))
+    entered = entry_names(out_dir)
     paths = []
     for e in entries:
         name, file = e["shard"], e["file"]
@@ -263,8 +284,8 @@ def listed_files(out_dir, entries):
             paths.append(files.join(out_dir, file))
         if file in rejected:
             paths.append(files.join(out_dir, REJECTS_DIR, file))
-        if name + ENTRY_SUFFIX in present:
-            paths.append(files.join(out_dir, name + ENTRY_SUFFIX))
+        if name in entered:
+            paths.append(entry_path(out_dir, name))
     return paths
 
 
@@ -301,8 +322,10 @@ class OutputClaim:
         self._lock = (_RemoteLock if remote else _LocalLock)(files.join(out_dir, LOCK_FILE))
 
     def __enter__(self):
+        meta = files.join(self.out_dir, META_DIR)
+        made = not files.is_remote(meta) and not os.path.isdir(meta)
         try:
-            files.makedirs(self.out_dir)
+            files.makedirs(meta)
             me = {"pid": os.getpid(), "pid_start": _process_start(os.getpid()),
                   "host": socket.gethostname(), "started": time.time(), "run_id": self.run_id}
             stale = self._lock.acquire(self.out_dir, me)
@@ -311,9 +334,12 @@ class OutputClaim:
         try:
             if stale and isinstance(stale.get("run_id"), str):
                 self._remove_temporaries(stale["run_id"])
+            self._clear_old_layout()
             self._settle_job()
         except BaseException:
             self._lock.release()
+            if made and not os.listdir(meta):  # refused: the folder is left as it was
+                os.rmdir(meta)
             raise
         return self
 
@@ -323,15 +349,36 @@ class OutputClaim:
 
     def _remove_temporaries(self, run_id):
         prefix = files.temp_prefix(run_id)
-        for folder in (self.out_dir, files.join(self.out_dir, REJECTS_DIR)):
+        for folder in (files.join(self.out_dir, d) if d else self.out_dir for d in FOLDERS):
             files.remove(files.join(folder, f) for f in files.listdir(folder)
                          if f.startswith(prefix))
+
+    def _clear_old_layout(self):
+        """Refuse a folder of the older layout holding shards, unless ``overwrite``; remove
+        that layout's files (see ``old_layout``)."""
+        old = old_layout.find(self.out_dir)
+        if not old.paths:
+            return
+        if old.lock and _alive(old.lock) and not files.is_remote(self.out_dir) and \
+                old.lock.get("host") == socket.gethostname():
+            raise _busy(self.out_dir, old.lock)
+        if old.shards and self.mode != "overwrite":
+            raise OtherJob(old_layout.refusal(self.out_dir, old))
+        for path in old.paths:
+            files.remove([path])
+            if old.shards and self._on_remove:
+                self._on_remove(path)
+        if old.shards:
+            self.removed += old.paths
+        rejects = files.join(self.out_dir, old_layout.REJECTS_DIR)
+        if not files.is_remote(rejects) and os.path.isdir(rejects) and not os.listdir(rejects):
+            os.rmdir(rejects)  # the old layout's folder, emptied
 
     def _read_own(self, name, fmt):
         """Our JSON file ``name`` in the folder (format ``fmt``), None if absent; OtherJob if
         a file of that name is someone else's (never replaced)."""
         path = files.join(self.out_dir, name)
-        if name not in files.listdir(self.out_dir):
+        if not _present(self.out_dir, name):
             return None
         doc = _parse(files.read_bytes(path))
         if not doc or doc.get("format") != fmt:
@@ -345,10 +392,10 @@ class OutputClaim:
         if job:
             return job.get("config_id"), job.get("inputs", [])
         manifest = self._read_own(RUN_MANIFEST, MANIFEST_FORMAT)
-        if manifest:  # a folder written before _job.json
+        if manifest:  # a job record lost
             sources = sorted({e.get("source") for e in manifest.get("shards", [])})
             return config_hash(manifest.get("config", {})), sources
-        if entries:  # entries without a job record (an older version)
+        if entries:  # entries without a job record (it was deleted)
             configs = {e.get("config") for e in entries.values()}
             return (configs.pop() if len(configs) == 1 else None,
                     sorted({e.get("source") for e in entries.values()}))
@@ -368,12 +415,12 @@ class OutputClaim:
             other = not same_config or old_keys.keys() != new_keys.keys()
             if other and (self.mode == "overwrite" or not entries):
                 # Replaced on request, or silently when it has no shards: nothing is lost.
-                self.removed = self._remove_job(entries, announce=bool(entries))
+                self.removed += self._remove_job(entries, announce=bool(entries))
             elif not same_config:
                 raise OtherJob(
                     f"{files.shown(self.out_dir)} holds the shards of a job with another "
-                    "tokenizer or other options; use --overwrite to replace them (the files "
-                    "removed are listed) or choose another --out")
+                    f"tokenizer or other options{self._changed(old_config)}; use --overwrite "
+                    "to replace them (the files removed are listed) or choose another --out")
             elif other:
                 if self.mode != "append":
                     added = len(new_keys.keys() - old_keys.keys())
@@ -395,13 +442,32 @@ class OutputClaim:
         files.write_atomic(files.join(self.out_dir, JOB_FILE),
                            lambda f: f.write(text.encode("utf-8")), run_id=self.run_id)
 
+    def _changed(self, old_config_id):
+        """`` (key: old -> new, ...)`` of the options the folder's job record differs in, or
+        an empty string when it names none (an older record)."""
+        job = self._read_own(JOB_FILE, JOB_FORMAT) or {}
+        old = job.get("config") if job.get("config_id") == old_config_id else None
+        if not isinstance(old, dict):
+            return ""
+        diff = [f"{k}: {old.get(k)} -> {v}" for k, v in sorted(self.config.items())
+                if k != "tokenizer_sha256" and old.get(k) != v]
+        if old.get("tokenizer_sha256") != self.config.get("tokenizer_sha256"):
+            diff.insert(0, "another tokenizer")
+        return f" ({', '.join(diff)})" if diff else ""
+
     def _remove_job(self, entries, announce):
         """Delete the previous job's listed files, its run manifest and its job record."""
         paths = listed_files(self.out_dir, entries.values())
-        present = files.listdir(self.out_dir)
-        paths += [files.join(self.out_dir, n) for n in (RUN_MANIFEST, JOB_FILE) if n in present]
+        paths += [files.join(self.out_dir, n) for n in (RUN_MANIFEST, JOB_FILE)
+                  if _present(self.out_dir, n)]
         for path in paths:
             files.remove([path])
             if announce and self._on_remove:
                 self._on_remove(path)
         return paths if announce else []
+
+
+def _present(out_dir, name):
+    """Whether file ``name`` (relative to ``out_dir``) exists, by listing its folder."""
+    folder, _, base = name.rpartition("/")
+    return base in files.listdir(files.join(out_dir, folder) if folder else out_dir)

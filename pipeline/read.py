@@ -18,12 +18,15 @@ import pyarrow.compute as pc
 
 from corpustok._arrow import decode_replacing, string_array, utf8_batch
 from corpustok.pipeline.compression import DECODE_ERRORS, strip_compression
-from corpustok.schemas import REJECTS, InputFormatError, check_document_columns
+from corpustok.schemas import (ID_KINDS, REJECTS, InputFormatError, check_document_columns,
+                               with_id_type)
 
-from corpustok.pipeline import files
+from corpustok.pipeline import files, progress
 
 DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
 DEFAULT_SHARD_ROWS = 1 << 20
+ID_PEEK_LINES = 1000  # JSONL lines looked at for the first id, which gives the file's id kind
+INT64_MAX = (1 << 63) - 1
 PARQUET_EXTS = (".parquet", ".pq")
 JSONL_EXTS = (".jsonl", ".json", ".ndjson")
 
@@ -32,7 +35,8 @@ JSONL_EXTS = (".jsonl", ".json", ".ndjson")
 class DocBatch:
     """Rows ``[start, stop)`` of ``source`` (documents in ``table``, schema ``DOCUMENTS``) and
     the rows the reader rejected (``rejects``, schema ``REJECTS``). ``has_ids`` False: the
-    input has no id column (ids are null; rows are known by source and row)."""
+    input has no id column (ids are null; rows are known by source and row). ``rejects``
+    defaults to string ids: consumers cast it to the job's id type."""
 
     source: str
     start: int
@@ -76,7 +80,8 @@ def expand_inputs(patterns):
     """``(files, duplicates)``: the distinct files matched by ``patterns`` (paths or globs),
     sorted, and how many matched paths named a file already listed (``x`` and ``./x``, hard
     or symbolic links), which are read once. A local file is known by device and inode and
-    named by its shortest absolute spelling (``**`` does not enter symbolic links to folders).
+    named by its shortest canonical spelling (``files.canonical``; ``**`` does not enter
+    symbolic links to folders).
 
     Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
     """
@@ -88,13 +93,53 @@ def expand_inputs(patterns):
             raise ValueError(f"no input file matches {files.shown(pat)!r}")
         matched_count += len(matched)
         for f in matched:
-            local = not files.is_remote(f)
-            spellings.setdefault(files.file_key(f), []).append(os.path.abspath(f) if local else f)
+            spellings.setdefault(files.file_key(f), []).append(files.canonical(f))
     out = sorted(min(names, key=lambda f: (f.count(os.sep), len(f), f))
                  for names in spellings.values())
     for f in out:
         input_kind(f)
     return out, matched_count - len(out)
+
+
+def _file_id_kind(path, id_column):
+    """The id kind (``ID_KINDS`` key) of one input, or None when it cannot tell (no id
+    column, no id in its first lines, unreadable: the pipeline reports those)."""
+    if input_kind(path) == "parquet":
+        with files.parquet_file(path) as pf:
+            schema = pf.schema_arrow
+        if id_column not in schema.names:
+            return None
+        t = schema.field(id_column).type
+        return "int64" if pa.types.is_integer(t) else \
+            "string" if pa.types.is_string(t) or pa.types.is_large_string(t) else None
+    with files.open_lines(path) as f:
+        for _, raw in zip(range(ID_PEEK_LINES), f):
+            try:
+                rec = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            value = rec.get(id_column) if isinstance(rec, dict) else None
+            if isinstance(value, str):
+                return "string"
+            if isinstance(value, int) and not isinstance(value, bool):
+                return "int64"
+    return None
+
+
+def job_id_type(paths, id_column) -> str:
+    """The id type of a job over ``paths`` (a key of ``ID_KINDS``): ``"int64"`` when every
+    input's ids are integers (any Parquet integer column; JSON integers, judged by a JSONL
+    file's first id), else ``"string"``: string ids, no ids, or inputs that mix both (one
+    folder holds one schema; an integer id is then its decimal text, which loses nothing)."""
+    if id_column is None:
+        return "string"
+    kinds = set()
+    for path in paths:
+        try:
+            kinds.add(_file_id_kind(path, id_column))
+        except (*READ_ERRORS, ValueError):
+            continue  # the pipeline reads it again and reports it against the file
+    return "int64" if kinds - {None} == {"int64"} else "string"
 
 
 def shard_name(source: str, start: int, stop: int, config_id: str) -> str:
@@ -144,11 +189,12 @@ def unit_ranges(unit: Unit, num_rows: int):
             for a in range(0, num_rows, step)]
 
 
-def _documents(ids, texts, rows, replaced=None) -> pa.Table:
-    """A DOCUMENTS table; the text keeps its Arrow type (no copy: it may be 100 MB)."""
+def _documents(ids, texts, rows, replaced=None, id_type="string") -> pa.Table:
+    """A DOCUMENTS table with ids of kind ``id_type`` (a checked cast: a Parquet uint64 past
+    int64's range fails the file); the text keeps its Arrow type (no copy: it may be 100 MB)."""
     n = len(rows)
     return pa.table({
-        "id": pc.cast(ids, pa.large_string()),
+        "id": pc.cast(ids, ID_KINDS[id_type]),
         "text": texts,
         "row": pa.array(rows, pa.int64()),
         "replaced": pa.array(np.zeros(n, np.int64) if replaced is None else replaced,
@@ -156,19 +202,21 @@ def _documents(ids, texts, rows, replaced=None) -> pa.Table:
     })
 
 
-def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None):
+def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None, id_type="string"):
     """Yield ``DocBatch`` slices of one row group (bounded: streamed in record batches), or
     ``(start, stop)`` tuples for slices ``is_done(source, start, stop)`` says are complete."""
     with files.parquet_file(unit.source) as pf:
-        yield from _read_row_group(pf, unit, id_column, text_column, is_done)
+        yield from _read_row_group(pf, unit, id_column, text_column, is_done, id_type)
 
 
-def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
+def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
     num_rows = pf.metadata.row_group(unit.row_group).num_rows
     ranges = unit_ranges(unit, num_rows)
     done = [bool(is_done and is_done(unit.source, a, b)) for a, b in ranges]
+    row_bytes = progress.row_share(unit.source, pf.metadata.num_rows)
     for (a, b), d in zip(ranges, done):
         if d:
+            progress.report((b - a) * row_bytes)
             yield (a, b)
     if all(done):
         return
@@ -179,6 +227,7 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
     batches = pf.iter_batches(batch_size=min(unit.rows_per_shard, 65536),
                               row_groups=[unit.row_group], columns=columns, use_threads=False)
     for rb in batches:
+        progress.report(rb.num_rows * row_bytes)
         pending.append(rb)
         have += rb.num_rows
         while k < len(ranges) and have >= ranges[k][1] - ranges[k][0]:
@@ -189,7 +238,7 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
                 ids = pa.nulls(b - a, pa.large_string()) if id_column is None else \
                     piece.column(id_column)
                 yield DocBatch(unit.source, a, b, _documents(
-                    ids, piece.column(text_column), np.arange(a, b)),
+                    ids, piece.column(text_column), np.arange(a, b), id_type=id_type),
                     has_ids=id_column is not None)
             rest = t.slice(b - a)
             pending = rest.to_batches()
@@ -200,8 +249,10 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done):
                                f"promises {num_rows} rows")
 
 
-def _parse_lines(source, lines, id_column, text_column, check_fields=False):
-    """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table.
+def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_type="string"):
+    """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table, ids of
+    kind ``id_type``: with integer ids an id that is not a JSON integer of int64's range is a
+    ``bad_id`` reject; with string ids a JSON number keeps its text (``17`` -> ``"17"``).
 
     With ``check_fields`` (a file's first range), raise InputFormatError when no JSON object has
     both fields: the names are wrong for the whole file (as a missing Parquet column), not
@@ -245,10 +296,18 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
             if doc_id is None or isinstance(doc_id, (dict, list)):
                 reject(no, "bad_record", f"no usable {id_column!r} field")
                 continue
-            doc_id = str(doc_id)
-            if not files.is_utf8(doc_id):
-                reject(no, "bad_id", f"{id_column!r} is not valid Unicode: {ascii(doc_id)[:200]}")
-                continue
+            if id_type == "int64":
+                if isinstance(doc_id, bool) or not isinstance(doc_id, int) or \
+                        not -INT64_MAX - 1 <= doc_id <= INT64_MAX:
+                    reject(no, "bad_id", f"{id_column!r} is not an integer of int64's range "
+                           f"(the job's ids are integers): {ascii(doc_id)[:200]}")
+                    continue
+            else:
+                doc_id = str(doc_id)
+                if not files.is_utf8(doc_id):
+                    reject(no, "bad_id",
+                           f"{id_column!r} is not valid Unicode: {ascii(doc_id)[:200]}")
+                    continue
         if text_column not in rec:
             reject(no, "bad_record", f"no {text_column!r} field", doc_id)
             continue
@@ -273,13 +332,14 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False):
     if tb.replaced is not None:
         rep = rep + tb.replaced
     text_arr = string_array(tb.offsets, tb.data, tb.valid)
-    docs = _documents(pa.array(ids, pa.large_string()), text_arr, rows, rep)
+    docs = _documents(pa.array(ids, ID_KINDS[id_type]), text_arr, rows, rep, id_type)
     shown = files.shown(source)
-    rejects = pa.table({"id": pa.array(rej["id"], pa.large_string()),
+    rejects = pa.table({"id": pa.array(rej["id"], ID_KINDS[id_type]),
                         "source": pa.array([shown] * len(rej["row"]), pa.string()),
                         "row": pa.array(rej["row"], pa.int64()),
                         "reason": pa.array(rej["reason"], pa.string()),
-                        "detail": pa.array(rej["detail"], pa.string())}, schema=REJECTS)
+                        "detail": pa.array(rej["detail"], pa.string())},
+                       schema=with_id_type(REJECTS, ID_KINDS[id_type]))
     return docs, rejects
 
 
@@ -310,7 +370,8 @@ def _line_ranges(source, shard_bytes, shard_rows):
         yield start, no, lines
 
 
-def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=None):
+def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=None,
+               id_type="string"):
     """Yield ``DocBatch`` ranges of a JSONL file (plain, .gz or .zst), read sequentially;
     a range ends when it holds ``shard_bytes`` of line bytes or ``shard_rows`` lines. Ranges
     ``is_done(source, start, stop)`` says are complete are yielded as ``(start, stop)``
@@ -320,15 +381,19 @@ def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue
-        docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0)
+        docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0,
+                                     id_type)
         yield DocBatch(source, start, stop, docs, rejects, has_ids=id_column is not None)
 
 
-def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_done=None):
-    """``DocBatch`` ranges (or done ``(start, stop)`` pairs) of one reading unit."""
+def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_done=None,
+              id_type="string"):
+    """``DocBatch`` ranges (or done ``(start, stop)`` pairs) of one reading unit, ids of kind
+    ``id_type``."""
     if unit.kind == "jsonl":
-        return read_jsonl(unit.source, id_column, text_column, shard_bytes, shard_rows, is_done)
-    return read_parquet_unit(unit, id_column, text_column, is_done)
+        return read_jsonl(unit.source, id_column, text_column, shard_bytes, shard_rows, is_done,
+                          id_type)
+    return read_parquet_unit(unit, id_column, text_column, is_done, id_type)
 
 
 # What makes an input unreadable (counted against that file; the job goes on): I/O (OSError,
@@ -340,12 +405,13 @@ READ_ERRORS = (OSError, ReadFailure, InputFormatError, pa.ArrowInvalid,
 
 
 def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT_SHARD_BYTES,
-                   shard_rows=DEFAULT_SHARD_ROWS):
+                   shard_rows=DEFAULT_SHARD_ROWS, id_type="string"):
     """All ``DocBatch`` ranges of one input file, in order, without Beam. Raises
     InputFormatError (a ValueError) naming the file when it cannot be read."""
     try:
         for unit in plan_units(path, id_column, text_column, shard_bytes, shard_rows):
-            yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows)
+            yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows,
+                                 id_type=id_type)
     except READ_ERRORS as e:
         if isinstance(e, InputFormatError) and e.path is not None:
             raise  # already names the file

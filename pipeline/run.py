@@ -7,20 +7,19 @@ Prism runner, which fails offline); ``--direct_running_mode multi_processing
 """
 import json
 import re
-import sys
-import threading
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Optional
 
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
-from corpustok.pipeline.outdir import (ENTRY_SUFFIX, RUN_MANIFEST, OutputClaim, check_out_dir,
-                                       not_writable)
-from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
+from corpustok.pipeline.outdir import RUN_MANIFEST, OutputClaim, check_out_dir, not_writable
+from corpustok.pipeline.progress import Progress
+from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs,
+                                     job_id_type)
 from corpustok.pipeline.shards import file_sha256
 from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
-from corpustok.pipeline.workers import local_workers_env
+from corpustok.pipeline.workers import available_cores, local_workers_env
 
 DEFAULT_MAX_REJECT_FRACTION = 0.5
 
@@ -32,14 +31,16 @@ class JobFailed(RuntimeError):
 @dataclass
 class RunResult:
     """What a finished run produced: the run manifest, Beam counters, wall time, the input
-    paths that named a file already read (``duplicates``) and the files of a previous job
-    that ``overwrite`` removed."""
+    paths that named a file already read (``duplicates``), the files of a previous job
+    that ``overwrite`` removed, the seconds until the first input byte was read
+    (``startup``: Beam, workers, tokenizer; None when unknown, as on a remote runner)."""
 
     manifest: dict
     counters: dict = field(default_factory=dict)
     seconds: float = 0.0
     duplicates: int = 0
     removed: list = field(default_factory=list)
+    startup: Optional[float] = None
 
     @property
     def ok(self):
@@ -114,10 +115,14 @@ def _worker_provision(options):
 
 
 def tokenizer_identity(spec):
-    """``(sha256, tokenizer)``: the file's hash (or of the factory's ``to_dict()``); loading
-    here first turns a malformed tokenizer file into one clear error before Beam starts."""
+    """``(sha256, tokenizer)``: the file's hash, or that of the tokenizer's ``to_dict()`` for
+    a factory and for any WordPiece (its casing, detected when a vocab.txt loads, is then
+    part of the job: a rule that decides otherwise makes another job, not a mixed one);
+    loading here first turns a malformed tokenizer file into one clear error before Beam
+    starts."""
+    from corpustok.wordpiece import WordPiece
     tok = load_tokenizer(spec)
-    if callable(spec):
+    if callable(spec) or isinstance(tok, WordPiece):
         import hashlib
         blob = json.dumps(tok.to_dict(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest(), tok
@@ -140,67 +145,11 @@ def resolve_marker(tok, value, name):
     return int(value)
 
 
-class Progress:
-    """A status line fed by shard entries appearing in the output folder (runner-agnostic:
-    worker processes need not share anything with the driver)."""
-
-    def __init__(self, out_dir, stream=None, interval=None):
-        self._out = out_dir
-        self._stream = stream = stream or sys.stderr
-        self._tty = stream.isatty()
-        # Listing an object store costs a request: poll it as rarely as a log file.
-        self._interval = interval or (0.5 if self._tty and not files.is_remote(out_dir)
-                                      else 10.0)
-        self._seen = {f for f in files.listdir(out_dir) if f.endswith(ENTRY_SUFFIX)}
-        self._stats = [0, 0, 0, 0]  # shards, documents, bytes, tokens
-        self._stop = threading.Event()
-        self._t0 = time.perf_counter()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self._poll()
-        self._show(final=True)
-
-    def _poll(self):
-        for f in files.listdir(self._out):
-            if f.endswith(ENTRY_SUFFIX) and f not in self._seen:
-                try:
-                    e = json.loads(files.read_bytes(files.join(self._out, f)))
-                except (OSError, ValueError):
-                    continue
-                self._seen.add(f)
-                for i, k in enumerate(("documents", "bytes", "tokens")):
-                    self._stats[i + 1] += e[k]
-                self._stats[0] += 1
-
-    def _show(self, final=False):
-        shards, docs, nbytes, toks = self._stats
-        dt = max(time.perf_counter() - self._t0, 1e-9)
-        line = (f"  {shards} shards | {docs:,} docs | {nbytes / 1e6:,.1f} MB | {toks:,} tokens"
-                f" | {nbytes / 1e6 / dt:,.1f} MB/s | {dt:,.0f} s")
-        if self._tty:
-            self._stream.write("\r" + line + ("\n" if final else ""))
-        elif not final:
-            self._stream.write(line + "\n")
-        self._stream.flush()
-
-    def _loop(self):
-        while not self._stop.wait(self._interval):
-            self._poll()
-            self._show()
-
-
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
              eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
              max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, beam_args=(),
              workers=None, progress=False, mode=None, worker_log=None,
-             on_remove=None) -> RunResult:
+             on_remove=None, on_tokenizer=None) -> RunResult:
     """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
@@ -211,7 +160,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     token, a folder in use or holding another job) and ``outdir.OutputNotWritable`` when the
     folder cannot be written. ``worker_log``: a file that local worker processes write their
     output to (default: the caller's stderr); ``on_remove(path)`` is called for each file of a
-    previous job that ``overwrite`` deletes, as it goes.
+    previous job that ``overwrite`` deletes, as it goes; ``on_tokenizer(tok)`` once the
+    tokenizer is loaded, before the job starts.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
@@ -223,20 +173,23 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     paths, duplicates = expand_inputs(inputs)
     check_out_dir(out_dir, inputs, paths)
     tok_sha, tok = tokenizer_identity(tokenizer)
+    if on_tokenizer is not None:
+        on_tokenizer(tok)
     bos = resolve_marker(tok, bos, "bos")
     eos = resolve_marker(tok, eos, "eos")
     # Everything that changes what a shard holds or which shards exist: a rerun with other
     # values redoes the shards (and the stale ones are removed when the run completes).
     config = TokenizeConfig(tok_sha, bos, eos, id_column, text_column, shard_bytes, shard_rows,
-                            bool(write_rejects))
+                            bool(write_rejects), job_id_type(paths, id_column))
     t0 = time.perf_counter()
+    wall0 = time.time()  # the workers stamp their first read with the wall clock
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:
         p = beam.Pipeline(runner=runner, options=options)
         tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
                            max_doc_bytes=max_doc_bytes, run_id=claim.run_id)
         try:
             with local_workers_env(worker_log), \
-                    (Progress(out_dir) if progress else nullcontext()):
+                    Progress(out_dir, paths, show=progress, local=runner is not None) as prog:
                 result = p.run()
                 result.wait_until_finish()
         except Exception as e:
@@ -255,7 +208,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
             counters[c.key.metric.name] = counters.get(c.key.metric.name, 0) + c.committed
     except (NotImplementedError, AttributeError, KeyError):
         pass  # some runners report no metrics
-    return RunResult(manifest, counters, seconds, duplicates, claim.removed)
+    startup = None if prog.first_read is None else max(0.0, prog.first_read - wall0)
+    return RunResult(manifest, counters, seconds, duplicates, claim.removed, startup)
 
 
 def _not_writable_in(e, out_dir):
@@ -285,12 +239,38 @@ def summary(result: RunResult) -> str:
              + ")",
              "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
                                 or "none"),
-             f"  time       {result.seconds:.1f} s, Beam start-up included"
-             + (f" ({c.get('bytes', 0) / 1e6 / result.seconds:,.1f} MB/s tokenized this run)"
-                if c.get("bytes") else "")]
+             _time_line(result, c.get("bytes", 0))]
+    hint = _shard_hint(t["shards"], t["bytes"])
+    if hint:
+        lines.append(hint)
     if result.duplicates:
         lines.append(f"  inputs     {result.duplicates} path(s) named a file already read "
                      "(links, ./x and x, a symlink loop): read once")
     for e in result.manifest["errors"]:
         lines.append(f"  ERROR {e['source']}: {e['error']}")
     return "\n".join(lines)
+
+
+def _time_line(result, nbytes):
+    """Wall time with the start-up apart: the throughput is that of the work after it."""
+    if result.startup is None or not nbytes:
+        return f"  time       {result.seconds:.1f} s, Beam start-up included"
+    work = max(result.seconds - result.startup, 1e-3)
+    return (f"  time       {result.seconds:.1f} s: {result.startup:.1f} s start-up (Beam, "
+            f"workers, tokenizer), then {nbytes / 1e6:,.2f} MB in {work:.1f} s "
+            f"({nbytes / 1e6 / work:,.1f} MB/s)")
+
+
+HINT_MIN_BYTES = 8_000_000  # below this, another worker's start-up costs more than it saves
+
+
+def _shard_hint(shards, nbytes):
+    """A smaller ``--shard-mb`` when the job had fewer shards than cores (each shard is one
+    worker's work), or None."""
+    cores = available_cores()
+    if shards >= cores or nbytes < HINT_MIN_BYTES:
+        return None
+    mb = max(0.1, int(nbytes / cores / 1e5) / 10)
+    return (f"  hint       {shards} shard{'s' * (shards != 1)} for {cores} cores: at most "
+            f"{shards} worker{'s' * (shards != 1)} had work; --shard-mb {mb:g} gives every "
+            f"core a shard")

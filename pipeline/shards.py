@@ -1,18 +1,21 @@
 """Token shards on disk: atomic writes, per-shard manifest entries, the run manifest, resume.
 
-Layout of an output folder::
+Layout of an output folder (readers of the folder see the shards alone: ``.corpustok/`` is
+skipped by pyarrow, Hugging Face ``datasets`` and Spark, and ``*.parquet`` globs match
+neither it nor temporaries)::
 
-    <name>.parquet         token rows (schema TOKENS), zstd
-    <name>.manifest.json   the shard's entry; written last, so it marks the shard complete
-    rejects/<name>.parquet rejected rows with reasons (only with --rejects, only if any)
-    manifest.json          the run manifest; written after every shard: the COMPLETED marker
-    _job.json              the job the folder belongs to (see ``outdir``)
-    _corpustok.lock        present while a run holds the folder
+    <name>.parquet                     token rows (schema TOKENS), zstd
+    .corpustok/entries/<name>.json     the shard's entry; written last: the shard is complete
+    .corpustok/rejects/<name>.parquet  rejected rows with reasons (--rejects, only if any)
+    .corpustok/manifest.json           the run manifest, written after every shard: the
+                                       COMPLETED marker
+    .corpustok/job.json                the job the folder belongs to (see ``outdir``)
+    .corpustok/lock                    present while a run holds the folder
 
-Every file is written under a temporary name carrying the run's id and renamed, so a crash
-at any moment leaves only whole files (plus temporaries that the next run deletes). Nothing
-written depends on time, host or worker count, so a resumed run is byte-identical to an
-uninterrupted one.
+Every file is written under a temporary name (``.tmp-corpustok-<run id>-...``, in the folder
+of the file) and renamed, so a crash at any moment leaves only whole files (plus temporaries
+that the next run deletes). Nothing written depends on time, host or worker count, so a
+resumed run is byte-identical to an uninterrupted one.
 """
 import hashlib
 import json
@@ -26,7 +29,8 @@ from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS
                                check_shard_entry, check_table)
 
 from corpustok.pipeline import files
-from corpustok.pipeline.outdir import ENTRY_SUFFIX, REJECTS_DIR, job_entries, listed_files
+from corpustok.pipeline.outdir import (ENTRIES_DIR, REJECTS_DIR, entry_path, job_entries,
+                                       listed_files)
 from corpustok.pipeline.read import ReadError, shard_name
 from corpustok.pipeline.tokenize import TokenBatch
 
@@ -69,10 +73,6 @@ def write_tokens(path, table: pa.Table, run_id=None):
         table, f, row_group_size=max(1, table.num_rows), **TOKEN_PARQUET), run_id)
 
 
-def entry_path(out_dir, name):
-    return files.join(out_dir, name + ENTRY_SUFFIX)
-
-
 def load_entry(out_dir, name, config_id):
     """The entry of a complete shard made with ``config_id``, or None (absent, partial,
     unreadable or from another configuration)."""
@@ -98,6 +98,7 @@ def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_reje
     file = name + ".parquet"
     path = files.join(out_dir, file)
     write_tokens(path, tb.tokens, run_id)
+    files.makedirs(files.join(out_dir, ENTRIES_DIR))
     if write_rejects and tb.rejects.num_rows:
         files.makedirs(files.join(out_dir, REJECTS_DIR))
         write_parquet(files.join(out_dir, REJECTS_DIR, file), tb.rejects, run_id)

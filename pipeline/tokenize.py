@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpustok._arrow import decode_replacing, list_array, one_array, utf8_batch
-from corpustok.schemas import REJECTS, TOKENS
+from corpustok.schemas import REJECTS, TOKENS, with_id_type
 
 from corpustok.pipeline import files
 from corpustok.pipeline.read import DocBatch
@@ -38,22 +38,24 @@ class TokenBatch:
 
 @dataclass(frozen=True)
 class TokenizerFiles:
-    """A tokenizer given by a folder, by ``vocab.json`` + ``merges.txt`` or with a
-    pre-tokenizer (CLI ``--merges``, ``--pretokenizer``): a picklable factory, so a job's
-    identity is the hash of the tokenizer it builds (``to_dict()``), which every option
-    enters."""
+    """A tokenizer given by a folder, by ``vocab.json`` + ``merges.txt``, with a
+    pre-tokenizer or a vocab.txt casing (CLI ``--merges``, ``--pretokenizer``,
+    ``--lowercase``): a picklable factory, so a job's identity is the hash of the tokenizer it
+    builds (``to_dict()``), which every option enters."""
 
     path: str
     merges: Optional[str] = None
     pretokenizer: Optional[str] = None
+    lowercase: Optional[bool] = None
 
     def __call__(self):
         import corpustok
+        opts = {"pretokenizer": self.pretokenizer, "lowercase": self.lowercase}
         with files.local_copy(self.path) as path:
             if self.merges is None:
-                return corpustok.load(path, pretokenizer=self.pretokenizer)
+                return corpustok.load(path, **opts)
             with files.local_copy(self.merges) as merges:
-                return corpustok.load(path, merges=merges, pretokenizer=self.pretokenizer)
+                return corpustok.load(path, merges=merges, **opts)
 
 
 def load_tokenizer(spec):
@@ -141,11 +143,17 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
     return ids, offsets, replaced, nbytes, batch
 
 
-def input_checksum(ids, texts) -> str:
-    """sha256 of a batch's ids and texts (``Utf8Batch`` views; lengths included), identifying
-    its input rows."""
+def input_checksum(ids: pa.Array, texts) -> str:
+    """sha256 of a batch's ids (strings or integers) and texts (a ``Utf8Batch`` view;
+    lengths included), identifying its input rows."""
     h = hashlib.sha256()
-    for b in (ids, texts):
+    views = [texts]
+    if pa.types.is_integer(ids.type):
+        h.update(ids.fill_null(0).to_numpy().astype("<i8").tobytes())
+        h.update(np.packbits(ids.is_valid().to_numpy(zero_copy_only=False)).tobytes())
+    else:
+        views.insert(0, utf8_batch(ids))
+    for b in views:
         h.update(np.diff(b.offsets).astype("<i8").tobytes())
         h.update(b.data[b.offsets[0]:b.offsets[-1]])  # buffer protocol, no copy
         if b.valid is not None:
@@ -170,14 +178,17 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     keep = ~(null | empty | no_id)
     ids, offsets = _add_markers(ids, offsets, bos, eos)
     tokens = list_array(offsets, ids)
-    schema = TOKENS if pa.types.is_list(tokens.type) else \
-        TOKENS.set(1, pa.field("tokens", tokens.type, nullable=False))
+    id_type = t.schema.field("id").type  # the job's, as read
+    schema = with_id_type(TOKENS, id_type)
+    if not pa.types.is_list(tokens.type):
+        schema = schema.set(1, pa.field("tokens", tokens.type, nullable=False))
+    rejects_schema = with_id_type(REJECTS, id_type)
     source = pc.take(pa.array([files.shown(batch.source)], pa.string()),
                      pa.array(np.zeros(n, np.int32)))
     table = pa.Table.from_arrays([t.column("id"), tokens, pa.array(np.diff(offsets)),
                                   pa.array(nbytes), pa.array(replaced), source, t.column("row")],
                                  schema=schema)
-    rejects = batch.rejects
+    rejects = batch.rejects.cast(rejects_schema)
     if not keep.all():
         drop = ~keep
         reason = np.where(null[drop], "null_text",
@@ -188,8 +199,8 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
             "source": source.filter(pa.array(drop)),
             "row": t.column("row").filter(pa.array(drop)),
             "reason": pa.array(reason, pa.string()),
-            "detail": pa.array(detail, pa.string())}, schema=REJECTS)])
+            "detail": pa.array(detail, pa.string())}, schema=rejects_schema)])
         rejects = rejects.sort_by("row")
         table = table.filter(pa.array(keep))
     return TokenBatch(batch.source, batch.start, batch.stop, table, rejects,
-                      input_checksum(utf8_batch(t.column("id")), text_batch))
+                      input_checksum(one_array(t.column("id")), text_batch))

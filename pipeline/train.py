@@ -57,7 +57,7 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
 
 def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
           workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=(),
-          pretokenizer="gpt2"):
+          pretokenizer="gpt2", worker_log=None):
     """Train a BPE tokenizer on ``inputs`` (files or globs) and save it to ``out``.
 
     ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
@@ -65,7 +65,8 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     pattern the split kernel runs). Returns ``info``: documents, bytes, unique chunks, seconds,
     and the errors of unreadable inputs (the rest is still used). Raises ValueError for bad arguments, an output
     folder that does not exist, or inputs of which no document could be read (then no
-    tokenizer is written).
+    tokenizer is written). ``worker_log``: a file for the local worker processes' output
+    (default: the caller's stderr).
     """
     import apache_beam as beam
 
@@ -91,7 +92,7 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()
     try:
-        with local_workers_env(), beam.Pipeline(runner=runner, options=options) as p:
+        with local_workers_env(worker_log), beam.Pipeline(runner=runner, options=options) as p:
             read = p | "ReadDocuments" >> ReadDocuments(paths, None, text_column,  # no ids
                                                         shard_bytes, DEFAULT_SHARD_ROWS)
             tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)

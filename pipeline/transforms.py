@@ -12,9 +12,9 @@ import apache_beam as beam
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
-from corpustok.pipeline import files
+from corpustok.pipeline import files, progress
 from corpustok.pipeline.config import TokenizeConfig, config_hash
-from corpustok.pipeline.outdir import RUN_MANIFEST
+from corpustok.pipeline.outdir import META_DIR, RUN_MANIFEST
 from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS,
                                      ReadError, plan_units, read_unit, shard_name)
 from corpustok.pipeline.shards import (load_entry, remove_shards, run_manifest, stale_entries,
@@ -50,10 +50,12 @@ class _PlanUnits(beam.DoFn):
 
 
 class _ReadUnit(beam.DoFn):
-    def __init__(self, id_column, text_column, shard_bytes, shard_rows, out_dir, config_id):
+    def __init__(self, id_column, text_column, shard_bytes, shard_rows, out_dir, config_id,
+                 id_type):
         self._args = (id_column, text_column, shard_bytes, shard_rows)
         self._out_dir = out_dir
         self._config_id = config_id
+        self._id_type = id_type
 
     def process(self, unit):
         entries = {}
@@ -66,7 +68,7 @@ class _ReadUnit(beam.DoFn):
             return entries[name] is not None
 
         try:
-            for item in read_unit(unit, *self._args, is_done=is_done):
+            for item in read_unit(unit, *self._args, is_done=is_done, id_type=self._id_type):
                 if isinstance(item, tuple):
                     _counter("shards_skipped").inc()
                     yield beam.pvalue.TaggedOutput(
@@ -81,7 +83,9 @@ class _ReadUnit(beam.DoFn):
 
 
 class ReadDocuments(beam.PTransform):
-    """Files (Parquet, JSONL, .jsonl.gz, .jsonl.zst) -> ``DocBatch`` elements, one per shard.
+    """Files (Parquet, JSONL, .jsonl.gz, .jsonl.zst) -> ``DocBatch`` elements, one per shard,
+    ids of kind ``id_type`` (``read.job_id_type``), each file known by its canonical name
+    (``files.canonical``).
 
     Returns a dict of PCollections: ``batches`` (DocBatch), ``done`` (manifest entries of
     shards already complete in ``out_dir`` with ``config_id``, which are not read again) and
@@ -90,12 +94,13 @@ class ReadDocuments(beam.PTransform):
 
     def __init__(self, paths, id_column="id", text_column="text",
                  shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS, out_dir=None,
-                 config_id=None):
+                 config_id=None, id_type="string"):
         super().__init__()
-        self._paths = list(paths)
+        self._paths = [files.canonical(p) for p in paths]
         self._args = (id_column, text_column, shard_bytes, shard_rows)
         self._out_dir = out_dir
         self._config_id = config_id
+        self._id_type = id_type
 
     def expand(self, pbegin):
         planned = (pbegin
@@ -105,7 +110,8 @@ class ReadDocuments(beam.PTransform):
                                                                                 main="units"))
         read = (planned.units
                 | "Spread" >> beam.Reshuffle()
-                | "Read" >> beam.ParDo(_ReadUnit(*self._args, self._out_dir, self._config_id))
+                | "Read" >> beam.ParDo(_ReadUnit(*self._args, self._out_dir, self._config_id,
+                                                 self._id_type))
                 .with_outputs(DONE, ERRORS, main="batches"))
         errors = (planned[ERRORS], read[ERRORS]) | "Errors" >> beam.Flatten()
         return {"batches": read.batches, "done": read[DONE], "errors": errors}
@@ -154,6 +160,7 @@ class _WriteShard(beam.DoFn):
     def process(self, tb):
         entry = write_shard(self._out_dir, tb, *self._args)
         _counter("shards_written").inc()
+        progress.shard_written()
         yield entry
 
 
@@ -169,8 +176,8 @@ class WriteTokenShards(beam.PTransform):
 
 
 class WriteRunManifest(beam.PTransform):
-    """``(entries, errors)`` -> ``manifest.json``, written once every shard is done (the
-    COMPLETED marker); outputs the manifest dict."""
+    """``(entries, errors)`` -> the run manifest (``.corpustok/manifest.json``), written once
+    every shard is done (the COMPLETED marker); outputs the manifest dict."""
 
     def __init__(self, out_dir, tokenizer_sha256, config, run_id=None, inputs=()):
         super().__init__()
@@ -193,6 +200,7 @@ class WriteRunManifest(beam.PTransform):
             # which the next run removes in turn.
             stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list)
             manifest = run_manifest(entry_list, error_list, *meta, superseded=stale)
+            files.makedirs(files.join(out_dir, META_DIR))
             write_json(files.join(out_dir, RUN_MANIFEST), manifest, run_id)
             remove_shards(out_dir, stale)
             return manifest
@@ -209,7 +217,8 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
     Returns the PCollection holding the run manifest dict."""
     c = config
     read = pbegin | "ReadDocuments" >> ReadDocuments(paths, c.id_column, c.text_column,
-                                                     c.shard_bytes, c.shard_rows, out_dir, c.id)
+                                                     c.shard_bytes, c.shard_rows, out_dir, c.id,
+                                                     c.id_type)
     written = (read["batches"]
                | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes))
                | "WriteTokenShards" >> WriteTokenShards(out_dir, c.tokenizer_sha256, c.id,

@@ -44,10 +44,10 @@ def strip_markers(tokens: pa.ListArray, nb: int, ne: int) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(new_off.astype(np.int32)), pa.array(values[keep]))
 
 
-def _input_rows(source, id_column, text_column):
+def _input_rows(source, id_column, text_column, id_type):
     """``(rows, texts as str, reader-rejected row count)`` of one input file."""
     tables, rejected = [], 0
-    for b in read_documents(source, id_column, text_column):
+    for b in read_documents(source, id_column, text_column, id_type=id_type):
         tables.append(b.table.select(["row", "text"]))
         rejected += b.rejects.num_rows
     t = pa.concat_tables(tables) if tables else pa.table({"row": pa.array([], pa.int64()),
@@ -67,7 +67,7 @@ def verify_shards(out_dir, tokenizer, decode=True):
     manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     check_run_manifest(manifest)
     cfg = manifest["config"]
-    id_column, text_column = cfg["id_column"], cfg["text_column"]
+    id_column, text_column, id_type = cfg["id_column"], cfg["text_column"], cfg["id_type"]
     nb = 0 if cfg["bos"] is None else 1
     ne = 0 if cfg["eos"] is None else 1
     by_source = {}
@@ -75,7 +75,7 @@ def verify_shards(out_dir, tokenizer, decode=True):
         by_source.setdefault(e["source"], []).append(e)
     for source, entries in sorted(by_source.items()):
         rows, texts, reader_rejects = _input_rows(files.unshown(source), id_column,
-                                                  text_column)
+                                                  text_column, id_type)
         position = {int(r): i for i, r in enumerate(rows)}
         kept = 0
         seen = np.zeros(len(rows), bool)

@@ -44,6 +44,22 @@ WORKER_MARK = "CORPUSTOK_DRIVER_PID"
 WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
 
 
+def available_cores():
+    """CPUs this process may run on (its affinity mask where the OS has one: a container or
+    ``taskset`` limit, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def default_workers(sizes, shard_bytes, cores=None):
+    """Local workers for inputs of stored ``sizes``: one per core, but no more than the shards
+    they give (estimated from the sizes; a worker without a shard only adds start-up)."""
+    shards = sum(max(1, -(-size // shard_bytes)) for size in sizes)
+    return max(1, min(cores or available_cores(), shards))
+
+
 def keep_freed_memory():
     """Apply :data:`PROCESS_ENV` to this process (if pyarrow is not loaded yet) and to every
     process it starts from now on."""

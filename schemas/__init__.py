@@ -5,6 +5,14 @@ Arrow schemas of documents in, token rows out and manifests, with validation hel
 The pipeline renames the user's id/text columns to ``id``/``text`` when it reads them, so
 everything past the reader sees one fixed shape. Token shards record where each row came from
 (``source`` file and ``row`` in it) so a shard can always be traced back to its input.
+
+Ids keep their kind: a job whose inputs have integer ids (any Parquet integer column, JSON
+integers) writes them as ``int64``, one with string ids as ``large_string`` (also the type of
+the null ids of inputs without ids), so that readers sort and join them as the input did. One
+job has one id type (a folder read as one table needs one schema): :data:`ID_KINDS` names
+them, ``TokenizeConfig.id_type`` holds the job's. ``source`` is the input's canonical name:
+the absolute, normalized path of a local file (symbolic links kept as named), a remote URL
+as given.
 """
 import pyarrow as pa
 
@@ -12,7 +20,10 @@ ID_TYPES = (pa.string(), pa.large_string(), pa.int8(), pa.int16(), pa.int32(), p
             pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64())
 TEXT_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 
-# Documents as they travel between the reader and the tokenizer.
+# The id types of a job's documents, shards and rejects (the config's ``id_type``).
+ID_KINDS = {"string": pa.large_string(), "int64": pa.int64()}
+
+# Documents as they travel between the reader and the tokenizer (``id``: one of ID_KINDS).
 DOCUMENTS = pa.schema([
     pa.field("id", pa.large_string()),
     pa.field("text", pa.large_string()),  # or string/binary/large_binary, as read
@@ -20,7 +31,7 @@ DOCUMENTS = pa.schema([
     pa.field("replaced", pa.int64(), nullable=False),  # U+FFFD put in by the reader
 ])
 
-# One row per kept document in a token shard.
+# One row per kept document in a token shard (``id``: one of ID_KINDS, see with_id_type).
 TOKENS = pa.schema([
     pa.field("id", pa.large_string()),
     pa.field("tokens", pa.list_(pa.int32()), nullable=False),  # large_list past 2**31 ids
@@ -40,15 +51,25 @@ REJECTS = pa.schema([
     pa.field("detail", pa.string()),
 ])
 
+
+
+def with_id_type(schema: pa.Schema, id_type: pa.DataType) -> pa.Schema:
+    """``schema`` (DOCUMENTS, TOKENS or REJECTS) with an ``id`` column of ``id_type`` (one of
+    ID_KINDS' values)."""
+    return schema.set(schema.get_field_index("id"), pa.field("id", id_type))
+
+
 REJECT_REASONS = {
     "null_text": "the text is null",
     "empty_text": "the text is empty",
     "bad_json": "the JSONL line is not valid JSON (or nested too deep to parse)",
-    "bad_id": "the id is not valid Unicode text (e.g. a lone surrogate escape)",
+    "bad_id": "the id is not valid Unicode text (e.g. a lone surrogate escape), or not an "
+              "integer of int64's range in a job of integer ids",
     "bad_record": "the JSON value is not an object with a string text field and an id",
 }
 
-# Keys of one shard's manifest entry (``<shard>.manifest.json``) and of the run manifest.
+# Keys of one shard's manifest entry (``.corpustok/entries/<shard>.json``) and of the run
+# manifest (``.corpustok/manifest.json``).
 SHARD_ENTRY_KEYS = ("shard", "file", "source", "rows", "documents", "tokens", "bytes",
                     "replaced", "rejects", "rejected", "input_sha256", "parquet_bytes",
                     "tokenizer_sha256", "config")
@@ -99,14 +120,16 @@ def check_document_columns(schema: pa.Schema, id_column, text_column: str, where
 
 def check_table(table: pa.Table, schema: pa.Schema, where: str = "table"):
     """Raise ValueError/TypeError when ``table`` does not have exactly ``schema``'s columns
-    (names and types; a large_list/large_binary stand-in is accepted for list/string data)."""
+    (names and types; a large_list/large_binary stand-in is accepted for list/string data,
+    an ``id`` of any of ID_KINDS)."""
     if table.schema.names != schema.names:
         raise ValueError(f"{where}: columns {table.schema.names}, expected {schema.names}")
     for field in schema:
         t = table.schema.field(field.name).type
         ok = t == field.type or (pa.types.is_large_list(t) and pa.types.is_list(field.type)
                                  and t.value_type == field.type.value_type) or \
-            (field.name == "text" and t in TEXT_TYPES)
+            (field.name == "text" and t in TEXT_TYPES) or \
+            (field.name == "id" and t in ID_KINDS.values())
         if not ok:
             raise TypeError(f"{where}: column {field.name!r} has type {t}, expected {field.type}")
 
@@ -129,7 +152,7 @@ def check_shard_entry(entry: dict, where: str = "manifest entry"):
         raise ValueError(f"{where}: unknown reject reasons {sorted(unknown)}")
 
 
-def check_run_manifest(manifest: dict, where: str = "manifest.json"):
+def check_run_manifest(manifest: dict, where: str = "run manifest"):
     """Raise ValueError when a run manifest is malformed or its totals disagree with its shards."""
     missing = [k for k in RUN_MANIFEST_KEYS if k not in manifest]
     if missing:

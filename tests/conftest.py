@@ -52,3 +52,13 @@ def hf_bpe_train(counts, vocab_size, substrate="ube", min_frequency=0, special_t
     model = json.loads(tok.to_str())["model"]
     return model["vocab"], [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
                             for m in model["merges"]]
+
+
+@pytest.fixture(scope="session")
+def gpt2_file(tmp_path_factory):
+    """GPT-2's HF files (tests/data/gpt2) as a corpustok tokenizer file."""
+    from corpustok import BytePairTokenizer
+    gpt2 = TEST_DATA / "gpt2"
+    path = str(tmp_path_factory.mktemp("tok") / "gpt2.json")
+    BytePairTokenizer.from_hf(gpt2 / "vocab.json", gpt2 / "merges.txt").save(path)
+    return path

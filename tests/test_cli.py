@@ -8,8 +8,10 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline.cli import _parser, main
+from corpustok.pipeline.cli import main
+from corpustok.pipeline.cli_args import build_parser as _parser
 from corpustok.pipeline.demo import sample_path
+from corpustok.pipeline.outdir import RUN_MANIFEST
 from conftest import TEST_DATA
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
@@ -206,7 +208,7 @@ def test_main_job_trains_tokenizes_and_verifies(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "corpustok: COMPLETED" in printed
     assert "decode back to their input text" in printed
-    with open(tmp_path / "out" / "shards" / "manifest.json", encoding="utf-8") as f:
+    with open(tmp_path / "out" / "shards" / RUN_MANIFEST, encoding="utf-8") as f:
         manifest = json.load(f)
     with open(SAMPLE, encoding="utf-8") as f:
         assert manifest["totals"]["documents"] == sum(1 for _ in f)

@@ -14,6 +14,7 @@ import pytest
 
 from corpustok.pipeline.demo import sample_path
 from corpustok.pipeline import beam_files, files
+from corpustok.pipeline.outdir import ENTRIES_DIR, LOCK_FILE, REJECTS_DIR, RUN_MANIFEST
 from corpustok.pipeline.run import tokenize
 from corpustok.pipeline.tokenize import load_tokenizer
 from corpustok.pipeline.train import train
@@ -118,7 +119,7 @@ def test_file_operations(memfs, options):
 
 def _shard_tables(out):
     """Token tables of a run, keyed by (input file name, row range), source names stripped."""
-    manifest = json.loads(files.read_bytes(files.join(out, "manifest.json")))
+    manifest = json.loads(files.read_bytes(files.join(out, RUN_MANIFEST)))
     tables = {}
     for e in manifest["shards"]:
         with files.parquet_file(files.join(out, e["file"])) as pf:
@@ -150,7 +151,7 @@ def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
     assert rt.keys() == lt.keys()
     for key in lt:
         assert rt[key].equals(lt[key]), key
-    assert any(p.startswith(f"{out}/rejects/") for p in memfs.objects)
+    assert any(p.startswith(f"{out}/{REJECTS_DIR}/") for p in memfs.objects)
     assert all("[" not in p for p in memfs.objects if p.startswith(out))  # names never globs
 
     v = verify_shards(out, load_tokenizer(f"{ROOT}/tok/gpt2.json"))
@@ -161,27 +162,27 @@ def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
     # temporary of the killed run whose lock it takes over and a shard its manifests list but
     # no longer produce (an old version of an input); it keeps files it cannot prove are its
     # own, even with a temporary's or a shard's name.
-    shard_objects = {p: d for p, d in memfs.objects.items() if not p.endswith("/manifest.json")}
+    shard_objects = {p: d for p, d in memfs.objects.items() if not p.endswith(RUN_MANIFEST)}
     dead = {"pid": 2 ** 22 + 7, "pid_start": 1, "host": socket.gethostname(), "started": 0,
             "run_id": "deadbeef0000"}
-    _put(f"{out}/_corpustok.lock", json.dumps(dead).encode())
+    _put(f"{out}/{LOCK_FILE}", json.dumps(dead).encode())
     _put(f"{out}/.tmp-corpustok-deadbeef0000-x.parquet.abcdef12", b"partial")
     users = {f"{out}/.tmp-mine": b"user", f"{out}/a-0123456789-0000000000-0000000001.parquet":
-             b"user", f"{out}/rejects/.tmp-notes": b"user"}
+             b"user", f"{out}/{REJECTS_DIR}/.tmp-notes": b"user"}
     for path, data in users.items():
         _put(path, data)
-    old = json.loads(memfs.objects[f"{out}/{rm['shards'][0]['shard']}.manifest.json"][0])
+    old = json.loads(memfs.objects[f"{out}/{ENTRIES_DIR}/{rm['shards'][0]['shard']}.json"][0])
     stale = dict(old, shard="a-0123456789-00000000-0000000000-0000000001",
                  file="a-0123456789-00000000-0000000000-0000000001.parquet")
-    for name in (stale["file"], f"rejects/{stale['file']}"):
+    for name in (stale["file"], f"{REJECTS_DIR}/{stale['file']}"):
         _put(f"{out}/{name}", b"old")
-    _put(f"{out}/{stale['shard']}.manifest.json", json.dumps(stale).encode())
+    _put(f"{out}/{ENTRIES_DIR}/{stale['shard']}.json", json.dumps(stale).encode())
     _forget_options()
     again = tokenize(patterns, out, f"{ROOT}/tok/gpt2.json", **kw)
     assert again.counters.get("shards_skipped") == rm["totals"]["shards"]
     assert again.counters.get("shards_written", 0) == 0
     assert again.manifest["superseded"] == [stale["shard"]]
-    left = {p: d[0] for p, d in memfs.objects.items() if not p.endswith("/manifest.json")}
+    left = {p: d[0] for p, d in memfs.objects.items() if not p.endswith(RUN_MANIFEST)}
     assert left == {**{p: d[0] for p, d in shard_objects.items()}, **users}
 
 

@@ -20,6 +20,7 @@ from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.read import shard_name
 from corpustok.pipeline.run import RunResult, tokenize
 from corpustok.pipeline.verify import verify_shards
+from corpustok.pipeline.outdir import ENTRIES_DIR, REJECTS_DIR
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
 from conftest import TEST_DATA
 
@@ -27,14 +28,6 @@ SAMPLE = sample_path()
 GPT2 = TEST_DATA / "gpt2"
 EOS = 50256  # <|endoftext|>
 SHARD_BYTES = 20_000
-
-
-@pytest.fixture(scope="module")
-def gpt2_file(tmp_path_factory):
-    from corpustok import BytePairTokenizer
-    path = str(tmp_path_factory.mktemp("tok") / "gpt2.json")
-    BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt").save(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +170,7 @@ def _shard_rows(folder):
 
 def _reject_rows(folder):
     rows = {}
-    rej = os.path.join(folder, "rejects")
+    rej = os.path.join(folder, REJECTS_DIR)
     for name in sorted(os.listdir(rej)) if os.path.isdir(rej) else []:
         t = pq.read_table(os.path.join(rej, name))
         assert t.schema == REJECTS
@@ -249,8 +242,8 @@ def test_rerun_skips_complete_shards(corpus, inmemory, gpt2_file):
     out, _ = inmemory
     before = _folder_bytes(out)
     # Damage one shard's entry: only that shard is redone.
-    victim = sorted(f for f in os.listdir(out) if f.endswith(".manifest.json"))[0]
-    os.remove(os.path.join(out, victim))
+    victim = sorted(os.listdir(os.path.join(out, ENTRIES_DIR)))[0]
+    os.remove(os.path.join(out, ENTRIES_DIR, victim))
     default = [f for f in files if not f.endswith("b.parquet")]
     r = _run(default, out, gpt2_file)
     assert r.counters.get("shards_written") == 1
@@ -353,8 +346,9 @@ def test_sigkill_at_random_moment_then_rerun_is_byte_identical(gpt2_file, tmp_pa
                                 stderr=subprocess.DEVNULL)
 
     def entries(out):
-        return {f for f in os.listdir(out) if f.endswith(".manifest.json")} \
-            if os.path.isdir(out) else set()
+        folder = os.path.join(out, ENTRIES_DIR)
+        return {f for f in os.listdir(folder) if f.endswith(".json")} \
+            if os.path.isdir(folder) else set()
 
     def kill(proc):
         """SIGKILL the run's process group; True when it was still running (a real crash)."""
@@ -475,7 +469,7 @@ def test_other_options_refuse_or_overwrite_and_changed_inputs_are_replaced(gpt2_
     files, rows = rows_in_folder()
     assert len(files) == second.manifest["totals"]["shards"] == 1
     assert rows == second.manifest["totals"]["documents"] == len(texts)
-    assert not os.path.isdir(os.path.join(out, "rejects"))
+    assert not os.path.isdir(os.path.join(out, REJECTS_DIR))
     third = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, write_rejects=True,
                      mode="overwrite")
     assert third.counters.get("shards_written") == 1  # --rejects changes the output: redone

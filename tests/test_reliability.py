@@ -16,20 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpustok.pipeline.outdir import LOCK_FILE, OtherJob, OutputClaim, OutputInUse
+from corpustok.pipeline.outdir import (ENTRIES_DIR, JOB_FILE, LOCK_FILE, REJECTS_DIR,
+                                       RUN_MANIFEST, OtherJob, OutputClaim, OutputInUse)
 from corpustok.pipeline.run import tokenize
 from conftest import TEST_DATA
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
 GPT2 = TEST_DATA / "gpt2"
-
-
-@pytest.fixture(scope="module")
-def gpt2_file(tmp_path_factory):
-    from corpustok import BytePairTokenizer
-    path = str(tmp_path_factory.mktemp("tok") / "gpt2.json")
-    BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt").save(path)
-    return path
 
 
 def _docs(n, prefix="doc"):
@@ -101,7 +94,7 @@ def test_damaged_files_are_named_and_the_rest_completes(gpt2_file, tmp_path):
     p = cli("tokenize", *made.values(), "--tokenizer", gpt2_file, "--out", out, "--no-progress")
     assert p.returncode == 1, p.stderr
     assert "Traceback" not in p.stderr
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((out / RUN_MANIFEST).read_text())
     assert manifest["status"] == "COMPLETED_WITH_ERRORS"
     named = {e["source"] for e in manifest["errors"]}
     assert named == {made[k] for k in ("cut.zst", "flipped.gz", "flipped.xz", "flipped.zst")}
@@ -143,13 +136,13 @@ def test_a_live_run_holds_the_folder(gpt2_file, tmp_path):
 def test_a_killed_runs_temporaries_are_deleted_and_nobody_elses(gpt2_file, tmp_path):
     src = _jsonl(tmp_path / "in.jsonl", _docs(20))
     out = tmp_path / "out"
-    (out / "rejects").mkdir(parents=True)
+    (out / REJECTS_DIR).mkdir(parents=True)
     dead = {"pid": 2 ** 22 + 11, "pid_start": 1, "host": os.uname().nodename, "started": 0,
             "run_id": "0123456789ab"}
     (out / LOCK_FILE).write_text(json.dumps(dead))
     ours = [out / ".tmp-corpustok-0123456789ab-x.parquet.1234abcd",
-            out / "rejects" / ".tmp-corpustok-0123456789ab-y.parquet.1234abcd"]
-    users = [out / ".tmp-notes", out / "rejects" / ".tmp-draft",
+            out / REJECTS_DIR / ".tmp-corpustok-0123456789ab-y.parquet.1234abcd"]
+    users = [out / ".tmp-notes", out / REJECTS_DIR / ".tmp-draft",
              out / "backup-0123456789-0000000000-0000000100.parquet", out / "README.txt",
              out / ".tmp-corpustok-ffffffffffff-z.parquet.1234abcd"]  # another run's: kept
     for f in ours + users:
@@ -175,12 +168,12 @@ def test_a_second_job_refuses_append_adds_overwrite_lists(gpt2_file, tmp_path):
     out = tmp_path / "out"
     assert cli("tokenize", one, "--tokenizer", gpt2_file, "--out", out,
                "--no-progress").returncode == 0
-    first = json.loads((out / "manifest.json").read_text())
+    first = json.loads((out / RUN_MANIFEST).read_text())
     p = cli("tokenize", two, "--tokenizer", gpt2_file, "--out", out, "--no-progress")
     assert p.returncode == 2 and "--append" in p.stderr and "Traceback" not in p.stderr
     p = cli("tokenize", one, "--tokenizer", BERT_VOCAB, "--out", out, "--no-progress")
     assert p.returncode == 2 and "--overwrite" in p.stderr
-    assert json.loads((out / "manifest.json").read_text()) == first  # untouched
+    assert json.loads((out / RUN_MANIFEST).read_text()) == first  # untouched
     p = cli("tokenize", two, "--tokenizer", gpt2_file, "--out", out, "--append",
             "--no-progress")
     assert p.returncode == 0, p.stderr
@@ -199,7 +192,7 @@ def test_a_failed_run_keeps_the_previous_manifest(gpt2_file, tmp_path, monkeypat
     src = _jsonl(tmp_path / "in.jsonl", _docs(30))
     out = tmp_path / "out"
     assert tokenize([src], str(out), gpt2_file).ok
-    before = (out / "manifest.json").read_bytes()
+    before = (out / RUN_MANIFEST).read_bytes()
     _jsonl(tmp_path / "in.jsonl", _docs(31))  # the input changed: its shard is to be redone
 
     def broken(*args, **kw):
@@ -208,7 +201,7 @@ def test_a_failed_run_keeps_the_previous_manifest(gpt2_file, tmp_path, monkeypat
     monkeypatch.setattr(transforms, "tokenize_batch", broken)  # the in-process runner
     with pytest.raises(Exception, match="tokenizer kernel failed"):
         tokenize([src], str(out), gpt2_file)
-    assert (out / "manifest.json").read_bytes() == before  # the last completed run's record
+    assert (out / RUN_MANIFEST).read_bytes() == before  # the last completed run's record
     assert not os.path.exists(out / LOCK_FILE)
     monkeypatch.undo()
     r = tokenize([src], str(out), gpt2_file)
@@ -262,7 +255,7 @@ def test_duplicate_paths_and_symlink_loops_read_each_file_once(gpt2_file, tmp_pa
     p = cli("tokenize", "x.jsonl", "./x.jsonl", "--tokenizer", gpt2_file, "--out",
             tmp_path / "out2", "--no-progress")
     assert p.returncode == 0 and "named a file already read" in p.stdout
-    assert json.loads((tmp_path / "out2" / "manifest.json").read_text())["totals"][
+    assert json.loads((tmp_path / "out2" / RUN_MANIFEST).read_text())["totals"][
         "documents"] == 10
 
 
@@ -289,7 +282,7 @@ def test_a_file_name_that_is_not_utf8(gpt2_file, tmp_path):
     p = cli("tokenize", f"{tmp_path}/in/*.jsonl", "--tokenizer", gpt2_file, "--out", out,
             "--no-progress")
     assert p.returncode == 0, p.stderr
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((out / RUN_MANIFEST).read_text())
     assert manifest["totals"]["documents"] == 10
     assert manifest["shards"][0]["source"] == f"{tmp_path}/in/caf\\xe9.jsonl"
     from corpustok import load
@@ -342,8 +335,8 @@ def test_interrupt_says_one_line_and_stops_the_workers(gpt2_file, tmp_path, sig,
                                         "--workers", "2", "--shard-mb", "0.2", "--no-progress"],
                                        sig_group=True)
     deadline = time.time() + 60  # signal once the workers write shards
-    while time.time() < deadline and not any(f.endswith(".manifest.json") and f != "manifest.json"
-                                             for f in os.listdir(out)):
+    while time.time() < deadline and not (os.path.isdir(out / ENTRIES_DIR) and
+                                          os.listdir(out / ENTRIES_DIR)):
         time.sleep(0.05)
     assert proc.poll() is None, "the job ended before it could be interrupted"
     os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C reaches the whole group
@@ -476,7 +469,7 @@ def test_append_and_reruns_know_a_file_by_identity(gpt2_file, tmp_path, monkeypa
     assert tokenize([str(tmp_path / "a.jsonl")], out, gpt2_file).ok  # the same job
     r = tokenize(["./a.jsonl", "b.jsonl"], out, gpt2_file, mode="append")
     assert r.manifest["totals"]["documents"] == 10 and len(r.manifest["shards"]) == 2
-    job = json.loads((tmp_path / "out" / "_job.json").read_text())
+    job = json.loads((tmp_path / "out" / JOB_FILE).read_text())
     assert job["inputs"] == [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
     replaced = tmp_path / "a.new"  # rewritten as editors do: a new file renamed over it
     _jsonl(replaced, _docs(6, "a"))
@@ -493,9 +486,9 @@ def test_append_and_reruns_know_a_file_by_identity(gpt2_file, tmp_path, monkeypa
 
 def test_a_folder_with_someone_elses_manifest_is_refused(gpt2_file, tmp_path):
     src = _jsonl(tmp_path / "in.jsonl", _docs(5))
-    for name in ("manifest.json", "_job.json"):
-        out = tmp_path / f"out-{name}"
-        out.mkdir()
+    for name in (RUN_MANIFEST, JOB_FILE):
+        out = tmp_path / f"out-{os.path.basename(name)}"
+        (out / name).parent.mkdir(parents=True)
         (out / name).write_text('{"mine": true}')
         with pytest.raises(OtherJob, match="not a corpustok file"):
             tokenize([src], str(out), gpt2_file)

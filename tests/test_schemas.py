@@ -44,6 +44,9 @@ def test_check_table():
                      for n in TOKENS.names[2:]],
                     names=TOKENS.names)
     check_table(toks, TOKENS)  # large_list stands in for list past 2**31 ids
+    check_table(toks.set_column(0, "id", pa.array([7], pa.int64())), TOKENS)  # integer ids
+    with pytest.raises(TypeError, match="column 'id' has type double"):
+        check_table(toks.set_column(0, "id", pa.array([7.0])), TOKENS)
 
 
 def test_shard_entry_and_run_manifest():

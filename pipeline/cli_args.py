@@ -1,0 +1,246 @@
+"""The ``corpustok`` argument parser: subcommands, options, their help.
+
+Every option that takes one value may be given once: argparse would keep the last of two
+(``--tokenizer a --tokenizer b`` ran with ``b``), so a repeat is an error (exit 2) naming
+both. Options that collect (``--special-token``, ``report --tokenizer``) repeat freely.
+"""
+import argparse
+import textwrap
+
+import corpustok
+
+GIVEN = "_given"  # namespace attribute: the single-valued options met so far, removed after
+
+BEAM_EPILOG = """\
+Any option not listed above is passed to Apache Beam unchanged. Without --runner the job runs
+locally on the FnApiRunner (Beam's DirectRunner would first try to download the Prism runner).
+Examples: --direct_running_mode multi_processing --direct_num_workers 4 (what --workers 4
+does); --runner DataflowRunner --project P --region R --temp_location gs://B/tmp; --runner
+FlinkRunner --flink_master HOST:8081 --environment_type LOOPBACK. Inputs, --out and
+--tokenizer may be local paths or gs://, s3://, hdfs://, azfs:// paths (install the matching
+extra, e.g. apache-beam[gcp]); on a cluster, local paths must be a mount every worker shares."""
+
+
+def _sub(sub, name, help, description, epilog=None):
+    """A subcommand whose description is wrapped here and whose epilog keeps its lines."""
+    return sub.add_parser(name, help=help, description=textwrap.fill(description, 88),
+                          epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _add_read_options(p, ids=True):
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.xz, .jsonl.zst) "
+                        "files or globs (quote globs; ** matches folders)")
+    p.add_argument("--text-column", default="text",
+                   help="column (Parquet) or field (JSONL) holding the text; string or binary "
+                        "(binary is read as UTF-8, invalid bytes become U+FFFD and are "
+                        "counted) (default: %(default)s)")
+    if ids:
+        p.add_argument("--id-column", default="id",
+                       help="column or field holding the document id, string or integer "
+                            "(default: %(default)s)")
+        p.add_argument("--no-id", action="store_true",
+                       help="the input has no id column or field: shard rows get a null id "
+                            "and are known by their source file and row")
+    p.add_argument("--workers", type=_positive(int), default=None,
+                   help="local worker processes (Beam multi_processing mode); default: the "
+                        "cores this process may use, but no more than the shards the inputs "
+                        "give (one shard: one in-process worker); a warning above the cores")
+    _add_verbose(p)
+
+
+_PRETOKENIZERS = "gpt2, cl100k (llama3), o200k (llama4), qwen2, qwen3_5, tekken or a regex"
+
+
+def _add_tokenizer_options(p):
+    p.add_argument("--tokenizer", required=True, metavar="FILE|DIR",
+                   help="a corpustok file (from `corpustok train` or .save()), an HF "
+                        "tokenizer.json (WordPiece or BPE), a tiktoken rank file (cl100k, o200k, "
+                        "Llama 3/4, Qwen), a Mistral Tekken JSON, GPT-2's vocab.json (with "
+                        "--merges), a WordPiece vocab.txt, or a folder holding tokenizer.json "
+                        "or vocab.json + merges.txt")
+    p.add_argument("--merges", metavar="FILE",
+                   help="GPT-2 merges.txt of the vocab.json given as --tokenizer")
+    p.add_argument("--pretokenizer", metavar="NAME",
+                   help="split of a tiktoken rank file that is not one of the known six, or of "
+                        f"GPT-2 files: {_PRETOKENIZERS}")
+    p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
+                   help="lower-case the text before a WordPiece vocab.txt (a vocab.txt does "
+                        "not say; default: detected, cased when the vocabulary holds a token "
+                        "with an upper-case letter; the choice is printed and is part of the "
+                        "job); other tokenizer files set their own casing")
+
+
+def _add_verbose(p):
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="show Beam's log lines and the worker processes' output (by default "
+                        "hidden: start-up chatter that breaks the progress line; kept in a "
+                        "file named when a job fails)")
+
+
+def _fraction(text):
+    """argparse type: a number from 0 to 1."""
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
+
+
+def _positive(kind):
+    """argparse type: a number of ``kind`` above zero."""
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def build_parser():
+    """The whole parser; single-valued options refuse a second occurrence (see above)."""
+    parser = argparse.ArgumentParser(
+        prog="corpustok",
+        description="Tokenize pretraining corpora into Parquet token shards with Numba "
+                    "kernels (Fast WordPiece, UBE byte-level BPE) in an Apache Beam pipeline.")
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {corpustok.__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    tr = _sub(
+        sub, "train", help="train a byte-level BPE tokenizer on a corpus",
+        description="Count pre-tokenized chunks of the corpus with a Beam combine, then learn "
+                    "BPE merges on the chosen substrate and save the tokenizer file.",
+        epilog=BEAM_EPILOG)
+    _add_read_options(tr, ids=False)  # training reads texts only
+    tr.add_argument("--substrate", choices=("ube", "utf8", "utf16"), default="ube",
+                    help="base symbols the merges start from: ube (UTF-8 for 1-2 byte "
+                         "characters, UTF-16LE bytes as a second alphabet otherwise), utf8 "
+                         "bytes, or utf16 (UTF-16LE bytes) (default: %(default)s)")
+    tr.add_argument("--vocab-size", type=_positive(int), required=True,
+                    help="size of the vocabulary to learn, base symbols included")
+    tr.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
+                    dest="special_tokens",
+                    help="a special token to reserve (first ids, never learned from the text, "
+                         "usable as --bos/--eos later), e.g. '<|endoftext|>'; repeat for more")
+    tr.add_argument("--pretokenizer", default="gpt2", metavar="NAME",
+                    help="split before merging: " + _PRETOKENIZERS + " (default: %(default)s)")
+    tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
+                    help="where to write the tokenizer (corpustok JSON)")
+
+    tk = _sub(
+        sub, "tokenize", help="tokenize a corpus into Parquet token shards",
+        description="Read documents, tokenize them in batches (one kernel call per batch) and "
+                    "write zstd Parquet shards with one row per document (id, tokens, "
+                    "n_tokens, n_bytes, replaced, source, row); the manifests (an entry per "
+                    "shard, the run manifest last) go to DIR/.corpustok/. Rerunning with the "
+                    "same options keeps complete shards; an interrupted run resumed gives "
+                    "byte-identical output.",
+        epilog=BEAM_EPILOG)
+    _add_read_options(tk)
+    _add_tokenizer_options(tk)
+    tk.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    tk.add_argument("--bos", metavar="ID|TOKEN",
+                    help="id (or token string) put before every document")
+    tk.add_argument("--eos", metavar="ID|TOKEN",
+                    help="id (or token string) put after every document")
+    tk.add_argument("--shard-mb", type=_positive(float), default=64,
+                    help="target input text per shard in MB; a shard is a row range of one "
+                         "input file (default: %(default)s)")
+    tk.add_argument("--shard-rows", type=_positive(int), default=1 << 20,
+                    help="most documents per shard (default: %(default)s)")
+    tk.add_argument("--max-doc-mb", type=_positive(float), default=8,
+                    help="documents longer than this are tokenized by streaming in 1 MB "
+                         "slices (same ids, bounded memory) (default: %(default)s)")
+    tk.add_argument("--rejects", action="store_true",
+                    help="also write rejected rows with reasons to "
+                         "DIR/.corpustok/rejects/<shard>.parquet")
+    tk.add_argument("--max-reject-fraction", type=_fraction, default=0.5, metavar="F",
+                    help="exit 1 when more than this fraction of the rows read were rejected "
+                         "(the shards are still written) (default: %(default)s)")
+    mode = tk.add_mutually_exclusive_group()
+    mode.add_argument("--overwrite", action="store_const", const="overwrite", dest="mode",
+                      help="DIR holds another job (other inputs, tokenizer or options): remove "
+                           "that job's files (each is listed) and run this one")
+    mode.add_argument("--append", action="store_const", const="append", dest="mode",
+                      help="add these inputs to the job in DIR (same tokenizer and options); "
+                           "its earlier inputs are kept")
+    tk.add_argument("--no-progress", action="store_true",
+                    help="no progress line on stderr")
+
+    for name, what in (("encode", "text to ids"), ("decode", "ids to text")):
+        ed = _sub(sub, name, help=f"{what} with a tokenizer file",
+                  description=f"Convert {what}: the arguments, or each line of standard input "
+                              "when there are none. Ids are printed and read as "
+                              "space-separated integers.")
+        _add_tokenizer_options(ed)
+        if name == "encode":
+            ed.add_argument("--special", action="store_true",
+                            help="match the tokenizer's special tokens written in the text "
+                                 "(default: they are plain text)")
+        ed.add_argument("items", nargs="*", metavar="TEXT" if name == "encode" else "ID",
+                        help="texts to encode" if name == "encode" else "ids to decode")
+
+    ex = _sub(sub, "export-tokenizer", help="write a utf8 BPE tokenizer as an HF tokenizer.json",
+              description="Write the tokenizer as an HF tokenizer.json that gives the same ids "
+                          "in `tokenizers` and `transformers` (PreTrainedTokenizerFast). Only "
+                          "the utf8 substrate has an HF form: HF's ByteLevel maps UTF-8 bytes, "
+                          "and the ube and utf16 symbols have no HF pre-tokenizer or decoder.")
+    _add_tokenizer_options(ex)
+    ex.add_argument("--out", "-o", required=True, metavar="FILE",
+                    help="the tokenizer.json to write (an existing file is kept: exit 2)")
+
+    mn = _sub(
+        sub, "main", help="the demo job: train, tokenize and verify the embedded UDHR sample",
+        description="Train a UBE BPE tokenizer on the embedded UDHR sample, tokenize the "
+                    "sample to Parquet shards, check that every shard decodes back to its "
+                    "documents and print the summary (what ./run_local.sh runs).")
+    mn.add_argument("--out", "-o", default="out", metavar="DIR",
+                    help="output folder (default: %(default)s)")
+    mn.add_argument("--vocab-size", type=_positive(int), default=2048,
+                    help="vocabulary size to train (default: %(default)s)")
+    mn.add_argument("--workers", type=_positive(int), default=None,
+                    help="local worker processes (default: one in-process worker)")
+    _add_verbose(mn)
+
+    from corpustok.pipeline.report import add_report_parser
+    add_report_parser(sub)
+    for p in (parser, *sub.choices.values()):
+        for action in p._actions:
+            if action.option_strings and not isinstance(action, _REPEATABLE):
+                action.__class__ = _once(type(action))
+    return parser
+
+
+_REPEATABLE = (argparse._AppendAction, argparse._CountAction, argparse._HelpAction,
+               argparse._VersionAction)
+
+
+class _Once:
+    """Mixed into a single-valued option's action: its second occurrence is an error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(GIVEN, {})
+        if self.dest in given and given[self.dest][0] is self:
+            first = given[self.dest][1]
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice ({first} "
+                         f"and {_shown(option_string, values)}); it takes one value")
+        given[self.dest] = (self, _shown(option_string, values))
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _shown(option_string, values):
+    return option_string if values is None or values == [] else f"{option_string} {values}"
+
+
+_ONCE_CLASSES = {}
+
+
+def _once(cls):
+    """``cls`` with :class:`_Once` mixed in (one class per action type)."""
+    if cls not in _ONCE_CLASSES:
+        _ONCE_CLASSES[cls] = type(f"Once{cls.__name__}", (_Once, cls), {})
+    return _ONCE_CLASSES[cls]
+
+
