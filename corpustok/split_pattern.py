@@ -18,10 +18,10 @@ from importlib import resources
 
 import numpy as np
 
-from corpustok.kernels.split import (A_MAX, A_MIN, A_SET, B_MIN, B_SET, CLASS_TAIL, FIELDS,
-                                     FIRST, GROUP_TAIL, HAS_B, HAS_LEAD, KIND, LEAD_SET,
-                                     LITERALS, LITS, NO_TAIL, NOT_AHEAD, NOT_SET, RUN, TAIL,
-                                     TAIL_GROUP, TAIL_MASK, UNBOUNDED)
+from corpustok.kernels.split import (A_MAX, A_MIN, A_SET, B_MIN, B_SET, BODY_FIRST,
+                                     CLASS_TAIL, FIELDS, FIRST, GROUP_TAIL, HAS_B, HAS_LEAD, KIND,
+                                     LEAD_SET, LITERALS, LITS, NO_TAIL, NOT_AHEAD, NOT_SET, RUN,
+                                     TAIL, TAIL_GROUP, TAIL_MASK, UNBOUNDED)
 
 PROPERTY_BITS = {"Lu": 1, "Ll": 2, "Lt": 4, "Lm": 8, "Lo": 16, "M": 32, "N": 64, "s": 128}
 _NAMED = {"L": 1 | 2 | 4 | 8 | 16, "Lu": 1, "Ll": 2, "Lt": 4, "Lm": 8, "Lo": 16, "M": 32,
@@ -331,8 +331,8 @@ class SplitPattern:
             raise UnsupportedPattern(f"branch {_show(branch[1])} of {pattern!r} has a shape "
                                      "the split kernel does not interpret")
         _check_run(row, branch, pattern)
-        first = row[A_SET] | (row[B_SET] if row[HAS_B] and row[A_MIN] == 0 else 0)
-        row[FIRST] = first | (row[LEAD_SET] if row[HAS_LEAD] else 0)
+        row[BODY_FIRST] = row[A_SET] | (row[B_SET] if row[HAS_B] and row[A_MIN] == 0 else 0)
+        row[FIRST] = row[BODY_FIRST] | (row[LEAD_SET] if row[HAS_LEAD] else 0)
         return [_signed(v) for v in row]
 
 

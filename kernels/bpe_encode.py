@@ -52,6 +52,7 @@ FAST_PER_SLOT = 4  # inline slots per slot of the general cache
 K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
 K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
 K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
+BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -127,22 +128,36 @@ def _pack(data, s, e):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _word(data, s, n):
+    """The first ``n`` (clipped to 0..8) of the 8 bytes at ``data[s:s + 8]``, which must all
+    exist, as a little-endian int64. Unsigned indices let LLVM fuse the eight loads into one."""
+    u = np.uint64(s)
+    w = (np.int64(data[u]) | np.int64(data[u + np.uint64(1)]) << 8 |
+         np.int64(data[u + np.uint64(2)]) << 16 | np.int64(data[u + np.uint64(3)]) << 24 |
+         np.int64(data[u + np.uint64(4)]) << 32 | np.int64(data[u + np.uint64(5)]) << 40 |
+         np.int64(data[u + np.uint64(6)]) << 48 | np.int64(data[u + np.uint64(7)]) << 56)
+    return w & BYTE_MASKS[max(0, min(n, 8))]
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _fast_chunk(model, cache, work, data, s, e, out, j):
     """:func:`_general_chunk` through the inline cache, for a chunk of at most
-    :data:`FAST_KEY` bytes: the key is the chunk's bytes as three words, the hash a
-    multiply-xor of them; a hit compares four words and copies the ids from the same line.
-    A miss asks the general cache; a result of at most :data:`FAST_IDS` ids fills an empty
-    way of the set, else the less used one, halving the other's uses. Inlined into
-    :func:`_encode_chunk`, its one call site."""
+    :data:`FAST_KEY` bytes: the key is the chunk's bytes as three words (three loads and
+    masks when 24 bytes can be read), the hash a multiply-xor of them; a hit compares four
+    words and copies all :data:`FAST_IDS` id slots of the line (``out`` has that much slack),
+    so a hit takes no data-dependent branch. A miss asks the general cache; a result of at
+    most :data:`FAST_IDS` ids fills an empty way of the set, else the less used one, halving
+    the other's uses. Inlined into :func:`_encode_chunk`, its one call site."""
     fast = cache[3]
     length = e - s
-    k1 = _pack(data, s, min(e, s + 8))
-    k2 = np.int64(0)
-    k3 = np.int64(0)
-    if length > 8:
-        k2 = _pack(data, s + 8, min(e, s + 16))
-        if length > 16:
-            k3 = _pack(data, s + 16, e)
+    if s + FAST_KEY <= len(data):
+        k1 = _word(data, s, length)
+        k2 = _word(data, s + 8, length - 8)
+        k3 = _word(data, s + 16, length - 16)
+    else:
+        k1 = _pack(data, s, min(e, s + 8))
+        k2 = _pack(data, min(e, s + 8), min(e, s + 16))
+        k3 = _pack(data, min(e, s + 16), e)
     h = k1 * K1 ^ k2 * K2 ^ k3 * K3 ^ length
     h ^= h >> 31
     h *= K2
@@ -156,11 +171,11 @@ def _fast_chunk(model, cache, work, data, s, e, out, j):
                 fast[b + 3] == k3:
             if w0 & 0x7F < 0x7F:
                 fast[b] = w0 + 1
-            n = (w0 >> 7) & 0xF
-            for k in range(n):
-                w = fast[b + 4 + (k >> 1)]
-                out[j + k] = (w >> 32) if k & 1 else (w & 0xFFFFFFFF)
-            return n
+            for k in range(FAST_IDS // 2):
+                w = fast[b + 4 + k]
+                out[j + 2 * k] = w & 0xFFFFFFFF
+                out[j + 2 * k + 1] = w >> 32
+            return (w0 >> 7) & 0xF
     n = _general_chunk(model, cache, work, data, s, e, out, j)
     if n < 0 or n > FAST_IDS:
         return n
@@ -391,7 +406,8 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     counts = np.empty(ndoc, np.int64)
     replaced = np.empty(ndoc, np.int64)
     count_symbols(data, offsets, model[0], counts, replaced)
-    out = np.empty(counts.sum(), np.int32)  # ids <= base symbols: the output never grows
+    # ids <= base symbols: the output never grows; a cache hit writes FAST_IDS slots
+    out = np.empty(counts.sum() + FAST_IDS, np.int32)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),

@@ -29,8 +29,8 @@ from numba import njit
 from corpustok.kernels.unicode import utf8_step
 
 (KIND, FIRST, HAS_LEAD, LEAD_SET, A_SET, A_MIN, A_MAX, HAS_B, B_SET, B_MIN, TAIL,
- TAIL_MASK, TAIL_GROUP, NOT_AHEAD, NOT_SET, LITS) = range(16)
-FIELDS = 16  # TAIL_MASK also holds a tail group's first-character mask
+ TAIL_MASK, TAIL_GROUP, NOT_AHEAD, NOT_SET, LITS, BODY_FIRST) = range(17)
+FIELDS = 17  # TAIL_MASK also holds a tail group's first-character mask
 RUN, LITERALS = 0, 1
 NO_TAIL, CLASS_TAIL, GROUP_TAIL = 0, 1, 2
 UNBOUNDED = 1 << 62
@@ -53,22 +53,33 @@ def _has(mask, cid):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _run(data, p, end, ids, mask, most):
-    """Greedy run of class ``mask`` from ``p``, at most ``most`` code points: ``(end, count,
-    start of its last code point, reach)``."""
+def _known(data, q, end, ids, cid, n, r):
+    """``(class id, bytes, reach)`` of the code point at ``q < end``: the one given when it was
+    already read (``cid >= 0``), else read now. Each code point is read once per attempt."""
+    if cid >= 0:
+        return cid, n, r
+    return _read(data, q, end, ids)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _run(data, p, end, ids, mask, most, cid, n, r):
+    """Greedy run of class ``mask`` from ``p``, at most ``most`` code points, ``(cid, n, r)``
+    the code point at ``p`` if read (see ``_known``): ``(end, count, start of its last code
+    point, reach, and the code point that stopped it as (cid, n, r), cid -1 if none was read)``."""
     count = 0
     last = -1
     reach = p
     while count < most:
         if p >= end:
-            return p, count, last, end + 1
-        cid, n, reach = _read(data, p, end, ids)
+            return p, count, last, end + 1, -1, 0, 0
+        cid, n, reach = _known(data, p, end, ids, cid, n, r)
         if not _has(mask, cid):
-            return p, count, last, reach
+            return p, count, last, reach, cid, n, reach
         last = p
         p += n
         count += 1
-    return p, count, last, reach
+        cid = -1
+    return p, count, last, reach, -1, 0, 0
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -116,72 +127,89 @@ def _literals(data, p, end, program, g):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _body(data, s, end, program, row):
-    """Match ``A [B] [tail] [(?!C)]`` of a RUN branch from ``s``: ``(end or -1, reach)``.
-    Each helper has one call site here, so that inlining stays small to compile."""
+def _body(data, s, end, program, row, cid, n, r):
+    """Match ``A [B] [tail] [(?!C)]`` of a RUN branch from ``s`` (``cid, n, r``: its first code
+    point if read): ``(end or -1, reach)``. Each run starts from the code point that stopped
+    the one before. Each helper has one call site here, so that inlining stays small."""
     ids, prog = program[0], program[1]
     a_set = prog[row, A_SET]
-    p, count, last, reach = _run(data, s, end, ids, a_set, prog[row, A_MAX])
+    p, count, last, reach, cid, n, r = _run(data, s, end, ids, a_set, prog[row, A_MAX], cid, n, r)
     if count < prog[row, A_MIN]:
         return -1, reach
     if prog[row, NOT_AHEAD]:
         if p < end:
-            cid, n, r = _read(data, p, end, ids)
+            cid, n, r = _known(data, p, end, ids, cid, n, r)
             if _has(prog[row, NOT_SET], cid):  # give the run's last character back
                 return (last, reach) if count - 1 >= max(prog[row, A_MIN], 1) else (-1, reach)
         return p, reach
     if prog[row, HAS_B]:
         b_set = prog[row, B_SET]
-        q, nb, lb, r = _run(data, p, end, ids, b_set, UNBOUNDED)
-        reach = max(reach, r)
+        q, nb, lb, rb, cid, n, r = _run(data, p, end, ids, b_set, UNBOUNDED, cid, n, r)
+        reach = max(reach, rb)
         if nb == 0 and prog[row, A_MIN] == 0:  # A*B+ and no B after the run: its last B
             if a_set & b_set == 0:
                 return -1, reach
             q = -1
             k = s
             while k < p:  # the A run is known to be whole characters
-                cid, n, r = _read(data, k, end, ids)
-                if _has(b_set, cid):
-                    q = k + n
-                k += n
+                ck, nk, rk = _read(data, k, end, ids)
+                if _has(b_set, ck):
+                    q = k + nk
+                k += nk
             if q < 0:
                 return -1, reach
+            if q != p:
+                cid = -1  # the run ends before the code point that stopped A
         elif nb < prog[row, B_MIN]:
             return -1, reach
         p = q
     tail = prog[row, TAIL]
     if tail == CLASS_TAIL:
-        p, nt, lt, r = _run(data, p, end, ids, prog[row, TAIL_MASK], UNBOUNDED)
-        reach = max(reach, r)
+        p, nt, lt, rt, cid, n, r = _run(data, p, end, ids, prog[row, TAIL_MASK], UNBOUNDED,
+                                        cid, n, r)
+        reach = max(reach, rt)
     elif tail == GROUP_TAIL:
         if p >= end:
             reach = end + 1
         else:
-            cid, n, r = _read(data, p, end, ids)
+            cid, n, r = _known(data, p, end, ids, cid, n, r)
             reach = max(reach, r)
             if _has(prog[row, TAIL_MASK], cid):  # the group's first characters
-                q, r = _literals(data, p, end, program, prog[row, TAIL_GROUP])
-                reach = max(reach, r)
+                q, rq = _literals(data, p, end, program, prog[row, TAIL_GROUP])
+                reach = max(reach, rq)
                 if q >= 0:
                     p = q
     return p, reach
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _branch(data, i, end, program, row, cid0, n0):
+def _branch(data, i, end, program, row, cid0, n0, r0):
     """``(end or -1, reach)`` of branch ``row`` at ``i``, whose first code point has class
-    ``cid0`` and ``n0`` bytes: with the leading character when it is one, then without."""
+    ``cid0``, ``n0`` bytes and reach ``r0``: with the leading character when it is one, then
+    without. A body is tried only when its first code point can start it (``BODY_FIRST``)."""
     prog = program[1]
     if prog[row, KIND] == LITERALS:
         return _literals(data, i, end, program, prog[row, LITS])
-    reach = i
-    s = i + n0 if prog[row, HAS_LEAD] and _has(prog[row, LEAD_SET], cid0) else i
-    while True:
-        e, r = _body(data, s, end, program, row)
-        reach = max(reach, r)
-        if e >= 0 or s == i:
+    first = prog[row, BODY_FIRST]
+    reach = r0
+    if prog[row, HAS_LEAD] and _has(prog[row, LEAD_SET], cid0):
+        s = i + n0
+        if s >= end:
+            e, r = _body(data, s, end, program, row, -1, 0, 0)
+            reach = max(reach, r)
+        else:
+            c1, n1, r1 = _read(data, s, end, program[0])
+            reach = max(reach, r1)
+            e = -1
+            if _has(first, c1):
+                e, r = _body(data, s, end, program, row, c1, n1, r1)
+                reach = max(reach, r)
+        if e >= 0:
             return e, reach
-        s = i
+    if not _has(first, cid0):
+        return -1, reach
+    e, r = _body(data, i, end, program, row, cid0, n0, r0)
+    return e, max(reach, r)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -189,9 +217,10 @@ def _match(data, i, end, program):
     """``(end or -1, reach)`` of the first branch matching at ``i < end``."""
     prog = program[1]
     cid0, n0, reach = _read(data, i, end, program[0])
+    r0 = reach
     for row in range(prog.shape[0]):
         if _has(prog[row, FIRST], cid0):
-            e, r = _branch(data, i, end, program, row, cid0, n0)
+            e, r = _branch(data, i, end, program, row, cid0, n0, r0)
             reach = max(reach, r)
             if e >= 0:
                 return e, reach
