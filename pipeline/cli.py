@@ -15,11 +15,10 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import traceback
 from contextlib import contextmanager
 
-from corpustok.pipeline import files
+from corpustok.pipeline import cleanup, files
 from corpustok.pipeline.cli_args import GIVEN, build_parser
 from corpustok.pipeline.workers import available_cores, default_workers, keep_freed_memory
 
@@ -57,9 +56,9 @@ def _say_casing(command, args, tok):
 def _choose_workers(command, args, shard_bytes):
     """``--workers`` as given (a warning above the cores), or one per core but no more than
     the shards the inputs give."""
-    from corpustok.pipeline.read import expand_inputs
+    from corpustok.pipeline.inputs import expand_inputs, parse_input
     if args.workers is None:
-        paths, _ = expand_inputs(args.inputs)
+        paths, _ = expand_inputs([parse_input(a)[0] for a in args.inputs])
         return default_workers([files.size(p) for p in paths], shard_bytes, available_cores())
     _warn_workers(command, args.workers)
     return args.workers
@@ -84,7 +83,8 @@ def _cmd_tokenize(args, beam_args):
                           text_column=args.text_column, bos=args.bos, eos=args.eos,
                           shard_bytes=shard_bytes, shard_rows=args.shard_rows,
                           max_doc_bytes=int(args.max_doc_mb * 1e6),
-                          write_rejects=args.rejects, beam_args=beam_args,
+                          write_rejects=args.rejects, txt_docs=args.txt_docs,
+                          beam_args=beam_args,
                           workers=workers, progress=not args.no_progress, mode=args.mode,
                           worker_log=log, on_remove=_say_removed,
                           on_tokenizer=lambda tok: _say_casing("tokenize", args, tok))
@@ -101,9 +101,6 @@ def _cmd_tokenize(args, beam_args):
     return code
 
 
-_TEMPORARY = []  # files of this process to remove if a signal ends it
-
-
 def _say_removed(path):
     print(f"corpustok tokenize: removed {files.shown(path)} (previous job, --overwrite)",
           file=sys.stderr, flush=True)
@@ -117,9 +114,7 @@ def _worker_log(workers, verbose=False):
     if not workers or workers < 2 or verbose:
         yield None
         return
-    fd, path = tempfile.mkstemp(prefix="corpustok-workers-", suffix=".log")
-    os.close(fd)
-    _TEMPORARY.append(path)
+    path = cleanup.make("corpustok-workers-", ".log")
     keep = False
     try:
         yield path
@@ -129,9 +124,7 @@ def _worker_log(workers, verbose=False):
             print(f"corpustok: the worker processes' output is in {path}", file=sys.stderr)
         raise
     finally:
-        _TEMPORARY.remove(path)
-        if not keep:
-            os.remove(path)
+        cleanup.release(path, keep)
 
 
 def _entries(out_dir):
@@ -158,11 +151,7 @@ def _on_interrupt(command, out_dir=None):
         # os.write, not sys.stderr: the handler may run while the main thread is writing.
         os.write(2, f"\ncorpustok {command}: interrupted ({name}){done}; rerun the same "
                     "command to resume\n".encode())
-        for path in _TEMPORARY:
-            try:
-                os.remove(path)
-            except OSError:
-                pass
+        cleanup.remove_registered()  # the progress channel, the worker log
         os._exit(128 + signum)
 
     signal.signal(signal.SIGINT, stop)
@@ -180,7 +169,7 @@ def _cmd_train(args, beam_args):
         info = train(args.inputs, args.out, vocab_size=args.vocab_size,
                      substrate=args.substrate, text_column=args.text_column,
                      beam_args=beam_args, workers=workers, special_tokens=args.special_tokens,
-                     pretokenizer=args.pretokenizer, worker_log=log)
+                     pretokenizer=args.pretokenizer, worker_log=log, txt_docs=args.txt_docs)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
           f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "

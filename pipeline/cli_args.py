@@ -8,6 +8,7 @@ import argparse
 import textwrap
 
 import corpustok
+from corpustok.pipeline.config import TXT_DOCS
 
 GIVEN = "_given"  # namespace attribute: the single-valued options met so far, removed after
 
@@ -28,20 +29,28 @@ def _sub(sub, name, help, description, epilog=None):
 
 
 def _add_read_options(p, ids=True):
+    mapping = "id=COL,text=COL" if ids else "text=COL"
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="Parquet (.parquet) or JSONL (.jsonl, .jsonl.gz, .jsonl.xz, .jsonl.zst) "
-                        "files or globs (quote globs; ** matches folders)")
+                   help="Parquet (.parquet), JSONL (.jsonl) or text (.txt) files or globs, "
+                        "JSONL and text also .gz, .xz or .zst (quote globs; ** matches "
+                        f"folders); INPUT:{mapping} reads that input with its own columns "
+                        "or fields" + (" (no-id: it has no ids)" if ids else ""))
     p.add_argument("--text-column", default="text",
-                   help="column (Parquet) or field (JSONL) holding the text; string or binary "
-                        "(binary is read as UTF-8, invalid bytes become U+FFFD and are "
-                        "counted) (default: %(default)s)")
+                   help="column (Parquet) or field (JSONL) holding the text of inputs without "
+                        "a mapping; string or binary (binary is read as UTF-8, invalid bytes "
+                        "become U+FFFD and are counted) (default: %(default)s)")
+    p.add_argument("--txt-docs", choices=TXT_DOCS, default="line",
+                   help="a document of a .txt input: each non-blank line, or each paragraph "
+                        "(lines up to a blank line); text files have no ids (null, rows known "
+                        "by source file and line) (default: %(default)s)")
     if ids:
         p.add_argument("--id-column", default="id",
-                       help="column or field holding the document id, string or integer "
-                            "(default: %(default)s)")
+                       help="column or field holding the document id of inputs without a "
+                            "mapping, string or integer (default: %(default)s)")
         p.add_argument("--no-id", action="store_true",
-                       help="the input has no id column or field: shard rows get a null id "
-                            "and are known by their source file and row")
+                       help="the inputs have no id column or field (one input: INPUT:no-id): "
+                            "shard rows get a null id and are known by their source file and "
+                            "row")
     p.add_argument("--workers", type=_positive(int), default=None,
                    help="local worker processes (Beam multi_processing mode); default: the "
                         "cores this process may use, but no more than the shards the inputs "

@@ -1,21 +1,31 @@
 """The configuration of a tokenize job: built once, hashed once, passed as is.
 
 Everything that changes a shard's bytes or which shards exist is in it; its hash names the
-job in ``_job.json``, in every shard name and entry, and in the run manifest, so resume and
-"same job?" are decided by one value. ``max_doc_bytes`` is not in it: it changes how a long
-document is encoded (streamed), never the ids. ``id_type`` is the kind of the inputs' ids
-(``schemas.ID_KINDS``), found from the inputs before the job starts (``read.job_id_type``):
-it changes the shards' schema, and a job appended to must keep it.
+job in ``.corpustok/job.json``, in every shard name and entry, and in the run manifest, so
+resume and "same job?" are decided by one value. ``max_doc_bytes`` is not in it: it changes
+how a long document is encoded (streamed), never the ids. ``id_type`` is the kind of the
+inputs' ids (``schemas.ID_KINDS``), found from the inputs before the job starts
+(``inputs.job_id_type``): it changes the shards' schema, and a job appended to must keep it.
+``columns``: the inputs read with other columns than ``id_column``/``text_column``
+(``inputs.resolve_inputs``), recorded here but hashed into those inputs' shard names, not
+into the configuration's hash (see ``inputs``); ``txt_docs``: what a document of a ``.txt``
+input is, set when the job has one. Both enter the dict only when set, so a job without them
+keeps the hash it had before they existed.
 """
 import hashlib
 import json
 from dataclasses import asdict, dataclass
 from typing import Optional
 
+OMITTED_WHEN_NONE = ("columns", "txt_docs")
+TXT_DOCS = ("line", "paragraph")  # what a document of a .txt input is (read_text)
+
 
 def config_hash(config: dict) -> str:
-    """Hash of a configuration dict (first 16 hex digits of the sha256 of its sorted JSON)."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    """Hash of a configuration dict (first 16 hex digits of the sha256 of its sorted JSON),
+    ``columns`` left out: a mapping is part of its input's identity (``inputs``)."""
+    hashed = {k: v for k, v in config.items() if k != "columns"}
+    return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -29,10 +39,16 @@ class TokenizeConfig:
     shard_rows: int
     write_rejects: bool
     id_type: str = "string"
+    columns: Optional[dict] = None  # {shown input: {"id": COL or None, "text": COL}}
+    txt_docs: Optional[str] = None  # "line" or "paragraph"
 
     def to_dict(self) -> dict:
         """The dict written to manifests (and hashed)."""
-        return asdict(self)
+        d = asdict(self)
+        for key in OMITTED_WHEN_NONE:
+            if d[key] is None:
+                del d[key]
+        return d
 
     @property
     def id(self) -> str:

@@ -261,6 +261,15 @@ def read_entries(out_dir):
     return found
 
 
+def job_record(out_dir):
+    """The folder's job record (``.corpustok/job.json``) as a dict, or None."""
+    try:
+        job = _parse(files.read_bytes(files.join(out_dir, JOB_FILE)))
+    except OSError:
+        return None
+    return job if job and job.get("format") == JOB_FORMAT else None
+
+
 def read_run_manifest(out_dir):
     """The folder's run manifest as a dict, or None (absent or not ours)."""
     try:

@@ -5,7 +5,8 @@ Bytes travel through a side channel because Beam's metrics reach the driver only
 ends (with 64 MB shards one bundle can be the whole job) and local worker processes share
 nothing with the driver. The readers call :func:`report` with the input bytes they consumed,
 the shard writer :func:`shard_written`; each call appends one short line to the local file
-named by :data:`ENV` (an ``O_APPEND`` write, whole between processes), which the driver reads.
+named by :data:`ENV` (an ``O_APPEND`` write, whole between processes), which the driver reads
+(a temporary file, registered with ``cleanup`` so that a signal ending the run removes it).
 Without the variable (a remote runner's workers) both do nothing and the line shows the shards
 written (polled from the output folder, as rarely as a log file on an object store).
 
@@ -24,11 +25,10 @@ import io
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 
-from corpustok.pipeline import files
+from corpustok.pipeline import cleanup, files
 from corpustok.pipeline.outdir import entry_names, entry_path
 
 ENV = "CORPUSTOK_PROGRESS"
@@ -112,28 +112,29 @@ class Progress:
         self.first_read = None
         self._total = None
         self._channel = None
+        self._local = local
         self._offset = 0
         self._bar = None
-        if local:
-            fd, self._channel = tempfile.mkstemp(prefix="corpustok-progress-")
-            os.close(fd)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._t0 = time.perf_counter()
 
     def __enter__(self):
-        if self._channel is not None:
+        if self._local:
+            self._channel = cleanup.make("corpustok-progress-")
             os.environ[ENV] = self._channel
         self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._thread.join()
-        self._poll()
-        if self._channel is not None:
-            os.environ.pop(ENV, None)
-            os.remove(self._channel)
+        try:
+            self._thread.join()
+            self._poll()
+        finally:
+            if self._channel is not None:
+                os.environ.pop(ENV, None)
+                cleanup.release(self._channel)
         if self._show_it:
             self._draw(final=True)
         return False

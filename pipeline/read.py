@@ -1,49 +1,38 @@
-"""Reading documents from Parquet and JSONL into bounded Arrow tables (``DocBatch``).
+"""Reading documents from Parquet, JSONL and text files into bounded Arrow tables
+(``DocBatch``).
 
 A ``DocBatch`` is a contiguous row range of one input file, and is exactly one output shard:
 its range comes from the Parquet footer (row groups re-sliced to ``shard_bytes`` of text) or
-from the JSONL line count (lines gathered until ``shard_bytes``), so shard names depend only on
-the input and the options, never on the runner's bundling. The generators here are plain
-Python, used by the Beam transforms and by non-Beam code (verification, training) alike.
+from the line count of a JSONL or text file (``read_text.line_ranges``), so shard names depend
+only on the input and the options, never on the runner's bundling. The generators here are
+plain Python, used by the Beam transforms and by non-Beam code (verification, training) alike.
 """
 import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from corpustok._arrow import decode_replacing, string_array, utf8_batch
-from corpustok.pipeline.compression import DECODE_ERRORS, strip_compression
+from corpustok.pipeline.compression import strip_compression
 from corpustok.schemas import (ID_KINDS, REJECTS, InputFormatError, check_document_columns,
                                with_id_type)
 
 from corpustok.pipeline import files, progress
+from corpustok.pipeline.documents import DocBatch, documents
+from corpustok.pipeline.read_text import ReadFailure, line_ranges, read_text
 
 DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
 DEFAULT_SHARD_ROWS = 1 << 20
-ID_PEEK_LINES = 1000  # JSONL lines looked at for the first id, which gives the file's id kind
 INT64_MAX = (1 << 63) - 1
 PARQUET_EXTS = (".parquet", ".pq")
 JSONL_EXTS = (".jsonl", ".json", ".ndjson")
-
-
-@dataclass
-class DocBatch:
-    """Rows ``[start, stop)`` of ``source`` (documents in ``table``, schema ``DOCUMENTS``) and
-    the rows the reader rejected (``rejects``, schema ``REJECTS``). ``has_ids`` False: the
-    input has no id column (ids are null; rows are known by source and row). ``rejects``
-    defaults to string ids: consumers cast it to the job's id type."""
-
-    source: str
-    start: int
-    stop: int
-    table: pa.Table
-    rejects: pa.Table = field(default_factory=REJECTS.empty_table)
-    has_ids: bool = True
+TXT_EXTS = (".txt",)
+__all__ = ["DocBatch", "ReadError", "ReadFailure", "Unit", "input_kind", "shard_name",
+           "plan_units", "read_unit", "read_jsonl", "read_documents", "READ_ERRORS"]
 
 
 @dataclass
@@ -56,101 +45,42 @@ class ReadError:
 
 @dataclass(frozen=True)
 class Unit:
-    """A piece of reading work: one Parquet row group, or one whole JSONL file."""
+    """A piece of reading work: one Parquet row group, or one whole JSONL or text file."""
 
     source: str
-    kind: str  # "parquet" or "jsonl"
+    kind: str  # "parquet", "jsonl" or "txt"
     row_group: int = -1
     first_row: int = 0
     rows_per_shard: int = 0  # Parquet: slice size chosen from the footer
 
 
 def input_kind(path: str) -> str:
-    """``"parquet"`` or ``"jsonl"`` from the file name (compression suffixes allowed)."""
+    """``"parquet"``, ``"jsonl"`` or ``"txt"`` from the file name (compression suffixes
+    allowed)."""
     base = strip_compression(path)
     if base.endswith(PARQUET_EXTS):
         return "parquet"
     if base.endswith(JSONL_EXTS):
         return "jsonl"
-    raise ValueError(f"{files.shown(path)}: unknown input type; expected .parquet, .jsonl, "
-                     ".jsonl.gz, .jsonl.xz or .jsonl.zst")
+    if base.endswith(TXT_EXTS):
+        return "txt"
+    raise ValueError(f"{files.shown(path)}: unknown input type; expected .parquet, .jsonl or "
+                     ".txt (the last two also .gz, .xz or .zst)")
 
 
-def expand_inputs(patterns):
-    """``(files, duplicates)``: the distinct files matched by ``patterns`` (paths or globs),
-    sorted, and how many matched paths named a file already listed (``x`` and ``./x``, hard
-    or symbolic links), which are read once. A local file is known by device and inode and
-    named by its shortest canonical spelling (``files.canonical``; ``**`` does not enter
-    symbolic links to folders).
-
-    Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
-    """
-    spellings = {}
-    matched_count = 0
-    for pat in patterns:
-        matched = files.match(pat)
-        if not matched:
-            raise ValueError(f"no input file matches {files.shown(pat)!r}")
-        matched_count += len(matched)
-        for f in matched:
-            spellings.setdefault(files.file_key(f), []).append(files.canonical(f))
-    out = sorted(min(names, key=lambda f: (f.count(os.sep), len(f), f))
-                 for names in spellings.values())
-    for f in out:
-        input_kind(f)
-    return out, matched_count - len(out)
-
-
-def _file_id_kind(path, id_column):
-    """The id kind (``ID_KINDS`` key) of one input, or None when it cannot tell (no id
-    column, no id in its first lines, unreadable: the pipeline reports those)."""
-    if input_kind(path) == "parquet":
-        with files.parquet_file(path) as pf:
-            schema = pf.schema_arrow
-        if id_column not in schema.names:
-            return None
-        t = schema.field(id_column).type
-        return "int64" if pa.types.is_integer(t) else \
-            "string" if pa.types.is_string(t) or pa.types.is_large_string(t) else None
-    with files.open_lines(path) as f:
-        for _, raw in zip(range(ID_PEEK_LINES), f):
-            try:
-                rec = json.loads(raw)
-            except (ValueError, RecursionError):
-                continue
-            value = rec.get(id_column) if isinstance(rec, dict) else None
-            if isinstance(value, str):
-                return "string"
-            if isinstance(value, int) and not isinstance(value, bool):
-                return "int64"
-    return None
-
-
-def job_id_type(paths, id_column) -> str:
-    """The id type of a job over ``paths`` (a key of ``ID_KINDS``): ``"int64"`` when every
-    input's ids are integers (any Parquet integer column; JSON integers, judged by a JSONL
-    file's first id), else ``"string"``: string ids, no ids, or inputs that mix both (one
-    folder holds one schema; an integer id is then its decimal text, which loses nothing)."""
-    if id_column is None:
-        return "string"
-    kinds = set()
-    for path in paths:
-        try:
-            kinds.add(_file_id_kind(path, id_column))
-        except (*READ_ERRORS, ValueError):
-            continue  # the pipeline reads it again and reports it against the file
-    return "int64" if kinds - {None} == {"int64"} else "string"
-
-
-def shard_name(source: str, start: int, stop: int, config_id: str) -> str:
+def shard_name(source: str, start: int, stop: int, config_id: str, mapping=None) -> str:
     """Deterministic shard name: input file stem, a hash of its absolute path, size and
-    modification time (so a changed input never reuses shards of its old content), the
-    first 8 digits of the job's configuration hash (two jobs never share a name) and the
-    row range."""
+    modification time (so a changed input never reuses shards of its old content) and of
+    its own columns, ``mapping`` (``inputs.mapping_of``: the file read with other columns
+    is another input), the first 8 digits of the job's configuration hash (two jobs never
+    share a name) and the row range."""
     base = os.path.basename(source)
     # Only word characters: a shard name must never read as a glob ([, *, ?) to a filesystem.
     stem = re.sub(r"[^\w-]", "_", base.split(".")[0]) or "input"
-    digest = hashlib.sha1(files.identity(source).encode("utf-8", "surrogatepass")).hexdigest()
+    identity = files.identity(source)
+    if mapping is not None:
+        identity += "\0" + json.dumps(mapping, sort_keys=True)
+    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{stem}-{digest[:10]}-{config_id[:8]}-{start:010d}-{stop:010d}"
 
 
@@ -176,10 +106,11 @@ def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
 
 
 def plan_units(path, id_column, text_column, shard_bytes, shard_rows):
-    """Reading units of one input file (JSONL files are one sequential unit)."""
-    if input_kind(path) == "parquet":
+    """Reading units of one input file (JSONL and text files are one sequential unit)."""
+    kind = input_kind(path)
+    if kind == "parquet":
         return parquet_units(path, id_column, text_column, shard_bytes, shard_rows)
-    return [Unit(path, "jsonl")]
+    return [Unit(path, kind)]
 
 
 def unit_ranges(unit: Unit, num_rows: int):
@@ -187,19 +118,6 @@ def unit_ranges(unit: Unit, num_rows: int):
     step = unit.rows_per_shard
     return [(unit.first_row + a, unit.first_row + min(a + step, num_rows))
             for a in range(0, num_rows, step)]
-
-
-def _documents(ids, texts, rows, replaced=None, id_type="string") -> pa.Table:
-    """A DOCUMENTS table with ids of kind ``id_type`` (a checked cast: a Parquet uint64 past
-    int64's range fails the file); the text keeps its Arrow type (no copy: it may be 100 MB)."""
-    n = len(rows)
-    return pa.table({
-        "id": pc.cast(ids, ID_KINDS[id_type]),
-        "text": texts,
-        "row": pa.array(rows, pa.int64()),
-        "replaced": pa.array(np.zeros(n, np.int64) if replaced is None else replaced,
-                             pa.int64()),
-    })
 
 
 def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None, id_type="string"):
@@ -237,7 +155,7 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
                 piece = t.slice(0, b - a)
                 ids = pa.nulls(b - a, pa.large_string()) if id_column is None else \
                     piece.column(id_column)
-                yield DocBatch(unit.source, a, b, _documents(
+                yield DocBatch(unit.source, a, b, documents(
                     ids, piece.column(text_column), np.arange(a, b), id_type=id_type),
                     has_ids=id_column is not None)
             rest = t.slice(b - a)
@@ -325,14 +243,14 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
             f"both the id field {id_column!r} and the text field {text_column!r}"
         raise InputFormatError(f"no JSON object has {wanted} (fields seen: {seen}); choose "
                                "them with --id-column and --text-column (--no-id if there are "
-                               "no ids)")
+                               "no ids), or for this input alone as INPUT:id=FIELD,text=FIELD")
     # utf8_batch replaces lone surrogates (JSON "\ud800" escapes) by U+FFFD and counts them.
     tb = utf8_batch(texts)
     rep = np.asarray(replaced, np.int64)
     if tb.replaced is not None:
         rep = rep + tb.replaced
     text_arr = string_array(tb.offsets, tb.data, tb.valid)
-    docs = _documents(pa.array(ids, ID_KINDS[id_type]), text_arr, rows, rep, id_type)
+    docs = documents(pa.array(ids, ID_KINDS[id_type]), text_arr, rows, rep, id_type)
     shown = files.shown(source)
     rejects = pa.table({"id": pa.array(rej["id"], ID_KINDS[id_type]),
                         "source": pa.array([shown] * len(rej["row"]), pa.string()),
@@ -343,33 +261,6 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
     return docs, rejects
 
 
-class ReadFailure(Exception):
-    """An input file stopped being readable part way."""
-
-
-def _line_ranges(source, shard_bytes, shard_rows):
-    """Yield ``(start, stop, [(line_no, raw), ...])``; on a read failure the lines read so far
-    are yielded first, then the error is raised."""
-    lines = []
-    size = start = no = 0
-    try:
-        with files.open_lines(source) as f:
-            for raw in f:
-                if raw.strip():
-                    lines.append((no, raw))
-                    size += len(raw)
-                no += 1
-                if size >= shard_bytes or len(lines) >= shard_rows:
-                    yield start, no, lines
-                    lines, size, start = [], 0, no
-    except DECODE_ERRORS as e:
-        if lines:
-            yield start, no, lines
-        raise ReadFailure(f"unreadable after line {no}: {type(e).__name__}: {e}") from e
-    if start < no:
-        yield start, no, lines
-
-
 def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=None,
                id_type="string"):
     """Yield ``DocBatch`` ranges of a JSONL file (plain, .gz or .zst), read sequentially;
@@ -377,7 +268,7 @@ def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=
     ``is_done(source, start, stop)`` says are complete are yielded as ``(start, stop)``
     without parsing. A truncated or corrupt file yields what it could read, then raises
     ``ReadFailure``."""
-    for start, stop, lines in _line_ranges(source, shard_bytes, shard_rows):
+    for start, stop, lines in line_ranges(source, shard_bytes, shard_rows):
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue
@@ -387,9 +278,11 @@ def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=
 
 
 def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_done=None,
-              id_type="string"):
+              id_type="string", txt_docs="line"):
     """``DocBatch`` ranges (or done ``(start, stop)`` pairs) of one reading unit, ids of kind
-    ``id_type``."""
+    ``id_type``; a text file's documents per ``txt_docs`` (``read_text``)."""
+    if unit.kind == "txt":
+        return read_text(unit.source, shard_bytes, shard_rows, txt_docs, is_done, id_type)
     if unit.kind == "jsonl":
         return read_jsonl(unit.source, id_column, text_column, shard_bytes, shard_rows, is_done,
                           id_type)
@@ -405,13 +298,13 @@ READ_ERRORS = (OSError, ReadFailure, InputFormatError, pa.ArrowInvalid,
 
 
 def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT_SHARD_BYTES,
-                   shard_rows=DEFAULT_SHARD_ROWS, id_type="string"):
+                   shard_rows=DEFAULT_SHARD_ROWS, id_type="string", txt_docs="line"):
     """All ``DocBatch`` ranges of one input file, in order, without Beam. Raises
     InputFormatError (a ValueError) naming the file when it cannot be read."""
     try:
         for unit in plan_units(path, id_column, text_column, shard_bytes, shard_rows):
             yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows,
-                                 id_type=id_type)
+                                 id_type=id_type, txt_docs=txt_docs)
     except READ_ERRORS as e:
         if isinstance(e, InputFormatError) and e.path is not None:
             raise  # already names the file

@@ -13,10 +13,11 @@ from typing import Optional
 
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
-from corpustok.pipeline.outdir import RUN_MANIFEST, OutputClaim, check_out_dir, not_writable
+from corpustok.pipeline.inputs import job_id_type, resolve_inputs
+from corpustok.pipeline.outdir import (RUN_MANIFEST, OutputClaim, check_out_dir, job_record,
+                                       not_writable)
 from corpustok.pipeline.progress import Progress
-from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs,
-                                     job_id_type)
+from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, input_kind
 from corpustok.pipeline.shards import file_sha256
 from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
 from corpustok.pipeline.workers import available_cores, local_workers_env
@@ -145,12 +146,30 @@ def resolve_marker(tok, value, name):
     return int(value)
 
 
+def _job_inputs(out_dir, mode, paths, columns, txt_docs):
+    """``(paths, columns, txt_docs)`` the job's configuration is found from: with
+    ``append``, the job's earlier inputs (in its record) join ``paths`` and keep the columns
+    it gives them unless given again; ``txt_docs`` only when the job has a text input."""
+    if mode == "append":
+        record = job_record(out_dir) or {}
+        shown = {files.shown(p) for p in paths}
+        earlier = (record.get("config") or {}).get("columns") or {}
+        columns = {**{k: v for k, v in earlier.items() if k not in shown}, **columns}
+        paths = paths + [files.unshown(p) for p in record.get("inputs", [])
+                         if isinstance(p, str) and p not in shown]
+    txt = any(input_kind(p) == "txt" for p in paths)
+    return paths, columns or None, txt_docs if txt else None
+
+
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
              eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
-             max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, beam_args=(),
-             workers=None, progress=False, mode=None, worker_log=None,
+             max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, txt_docs="line",
+             beam_args=(), workers=None, progress=False, mode=None, worker_log=None,
              on_remove=None, on_tokenizer=None) -> RunResult:
-    """Tokenize ``inputs`` (files or globs) into shards in ``out_dir`` and return the result.
+    """Tokenize ``inputs`` (files or globs, each optionally with its columns:
+    ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return the
+    result. ``txt_docs``: a document per line (``"line"``) or per paragraph
+    (``"paragraph"``) of ``.txt`` inputs.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
     earlier run of the same job (inputs, tokenizer, options) are kept, not redone; a folder
@@ -170,8 +189,9 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
 
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote paths are read below, before the pipeline exists
-    paths, duplicates = expand_inputs(inputs)
-    check_out_dir(out_dir, inputs, paths)
+    patterns, paths, duplicates, columns = resolve_inputs(inputs, id_column, text_column)
+    check_out_dir(out_dir, patterns, paths)
+    job_paths, columns, txt_docs = _job_inputs(out_dir, mode, paths, columns, txt_docs)
     tok_sha, tok = tokenizer_identity(tokenizer)
     if on_tokenizer is not None:
         on_tokenizer(tok)
@@ -180,7 +200,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     # Everything that changes what a shard holds or which shards exist: a rerun with other
     # values redoes the shards (and the stale ones are removed when the run completes).
     config = TokenizeConfig(tok_sha, bos, eos, id_column, text_column, shard_bytes, shard_rows,
-                            bool(write_rejects), job_id_type(paths, id_column))
+                            bool(write_rejects), job_id_type(job_paths, id_column, columns),
+                            columns, txt_docs)
     t0 = time.perf_counter()
     wall0 = time.time()  # the workers stamp their first read with the wall clock
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:

@@ -29,6 +29,7 @@ from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS
                                check_shard_entry, check_table)
 
 from corpustok.pipeline import files
+from corpustok.pipeline.inputs import mapping_of
 from corpustok.pipeline.outdir import (ENTRIES_DIR, REJECTS_DIR, entry_path, job_entries,
                                        listed_files)
 from corpustok.pipeline.read import ReadError, shard_name
@@ -92,9 +93,10 @@ def load_entry(out_dir, name, config_id):
 
 
 def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_rejects=False,
-                run_id=None):
-    """Write one shard (Parquet, optional rejects, then the entry) and return its entry."""
-    name = shard_name(tb.source, tb.start, tb.stop, config_id)
+                run_id=None, mapping=None):
+    """Write one shard (Parquet, optional rejects, then the entry) and return its entry;
+    ``mapping``: its input's own columns (``read.shard_name``)."""
+    name = shard_name(tb.source, tb.start, tb.stop, config_id, mapping)
     file = name + ".parquet"
     path = files.join(out_dir, file)
     write_tokens(path, tb.tokens, run_id)
@@ -126,12 +128,13 @@ def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_reje
     return entry
 
 
-def stale_entries(out_dir, entries, config_id, inputs, errors):
+def stale_entries(out_dir, entries, config_id, inputs, errors, columns=None):
     """The entries this run supersedes: shards of this job (its configuration, one of its
-    ``inputs``) whose input changed since (a shard name carries its input's identity) and
-    that this run did not produce or keep. An input that failed to read this run (named in
-    ``errors``) keeps its shards, and so does anything else in the folder. Removed once the
-    run manifest is written, the folder then holds exactly the shards it lists."""
+    ``inputs``) whose input changed since (a shard name carries its input's identity and
+    its own columns, from ``columns``) and that this run did not produce or keep. An input
+    that failed to read this run (named in ``errors``) keeps its shards, and so does anything
+    else in the folder. Removed once the run manifest is written, the folder then holds
+    exactly the shards it lists."""
     keep = {e["shard"] for e in entries}
     sources = {files.shown(p): p for p in inputs}
     failed = {e.source if isinstance(e, ReadError) else e["source"] for e in errors}
@@ -145,8 +148,8 @@ def stale_entries(out_dir, entries, config_id, inputs, errors):
             rows = [int(r) for r in e["rows"]]
         except (TypeError, ValueError):
             continue
-        if name != shard_name(source, *rows, config_id):  # its input is not what it was
-            stale.append(e)
+        if name != shard_name(source, *rows, config_id, mapping_of(source, columns)):
+            stale.append(e)  # its input, or the columns it is read with, changed
     return stale
 
 

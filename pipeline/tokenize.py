@@ -18,7 +18,7 @@ from corpustok._arrow import decode_replacing, list_array, one_array, utf8_batch
 from corpustok.schemas import REJECTS, TOKENS, with_id_type
 
 from corpustok.pipeline import files
-from corpustok.pipeline.read import DocBatch
+from corpustok.pipeline.documents import DocBatch
 
 DEFAULT_MAX_DOC_BYTES = 8 << 20
 STREAM_SLICE_BYTES = 1 << 20

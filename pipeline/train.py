@@ -14,7 +14,8 @@ import uuid
 import pyarrow.compute as pc
 
 from corpustok.pipeline import files
-from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, expand_inputs
+from corpustok.pipeline.inputs import resolve_inputs
+from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS
 from corpustok.pipeline.shards import write_json
 from corpustok.pipeline.workers import local_workers_env
 
@@ -57,8 +58,10 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
 
 def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
           workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=(),
-          pretokenizer="gpt2", worker_log=None):
-    """Train a BPE tokenizer on ``inputs`` (files or globs) and save it to ``out``.
+          pretokenizer="gpt2", worker_log=None, txt_docs="line"):
+    """Train a BPE tokenizer on ``inputs`` (files or globs, each optionally with its text
+    column: ``INPUT:text=COL``, see ``inputs``) and save it to ``out``; ``txt_docs``: what a
+    document of a ``.txt`` input is (``"line"`` or ``"paragraph"``).
 
     ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
     the text; ``pretokenizer`` is the split (a name of :mod:`corpustok.pretokenize` or a
@@ -87,14 +90,19 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
     options, runner = beam_options(beam_args, workers)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
-    paths, _ = expand_inputs(inputs)  # each file once, however many paths name it
+    _, paths, _, columns = resolve_inputs(inputs, None, text_column)  # each file once
+    mapped_ids = sorted(p for p, c in columns.items() if c["id"] is not None)
+    if mapped_ids:
+        raise ValueError(f"train reads texts only: {mapped_ids[0]} maps an id column; give "
+                         "its text column alone (INPUT:text=COL)")
     # Beside the output, so that workers of a remote runner can write it too.
     info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()
     try:
         with local_workers_env(worker_log), beam.Pipeline(runner=runner, options=options) as p:
             read = p | "ReadDocuments" >> ReadDocuments(paths, None, text_column,  # no ids
-                                                        shard_bytes, DEFAULT_SHARD_ROWS)
+                                                        shard_bytes, DEFAULT_SHARD_ROWS,
+                                                        columns=columns, txt_docs=txt_docs)
             tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)
             sizes = (read["batches"] | "Sizes" >> beam.Map(_sizes)
                      | "AddSizes" >> beam.CombineGlobally(_add))

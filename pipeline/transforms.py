@@ -14,6 +14,7 @@ from apache_beam.metrics import Metrics
 
 from corpustok.pipeline import files, progress
 from corpustok.pipeline.config import TokenizeConfig, config_hash
+from corpustok.pipeline.inputs import columns_for, mapping_of
 from corpustok.pipeline.outdir import META_DIR, RUN_MANIFEST
 from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS,
                                      ReadError, plan_units, read_unit, shard_name)
@@ -36,13 +37,14 @@ def _counter(name):
 
 
 class _PlanUnits(beam.DoFn):
-    def __init__(self, id_column, text_column, shard_bytes, shard_rows):
-        self._args = (id_column, text_column, shard_bytes, shard_rows)
+    def __init__(self, id_column, text_column, shard_bytes, shard_rows, columns):
+        self._columns = (id_column, text_column, columns)
+        self._sizes = (shard_bytes, shard_rows)
 
     def process(self, path):
         path = os.fsdecode(path)
         try:
-            yield from plan_units(path, *self._args)
+            yield from plan_units(path, *columns_for(path, *self._columns), *self._sizes)
         except READ_ERRORS as e:
             _counter("read_errors").inc()
             yield beam.pvalue.TaggedOutput(
@@ -50,29 +52,34 @@ class _PlanUnits(beam.DoFn):
 
 
 class _ReadUnit(beam.DoFn):
-    def __init__(self, id_column, text_column, shard_bytes, shard_rows, out_dir, config_id,
-                 id_type):
-        self._args = (id_column, text_column, shard_bytes, shard_rows)
+    def __init__(self, id_column, text_column, shard_bytes, shard_rows, columns, out_dir,
+                 config_id, id_type, txt_docs):
+        self._columns = (id_column, text_column, columns)
+        self._sizes = (shard_bytes, shard_rows)
         self._out_dir = out_dir
         self._config_id = config_id
         self._id_type = id_type
+        self._txt_docs = txt_docs
 
     def process(self, unit):
         entries = {}
+        mapping = mapping_of(unit.source, self._columns[2])
 
         def is_done(source, start, stop):
             if self._out_dir is None:
                 return False
-            name = shard_name(source, start, stop, self._config_id)
+            name = shard_name(source, start, stop, self._config_id, mapping)
             entries[name] = load_entry(self._out_dir, name, self._config_id)
             return entries[name] is not None
 
         try:
-            for item in read_unit(unit, *self._args, is_done=is_done, id_type=self._id_type):
+            for item in read_unit(unit, *columns_for(unit.source, *self._columns), *self._sizes,
+                                  is_done=is_done, id_type=self._id_type,
+                                  txt_docs=self._txt_docs):
                 if isinstance(item, tuple):
                     _counter("shards_skipped").inc()
                     yield beam.pvalue.TaggedOutput(
-                        DONE, entries[shard_name(unit.source, *item, self._config_id)])
+                        DONE, entries[shard_name(unit.source, *item, self._config_id, mapping)])
                 else:
                     yield item
         except READ_ERRORS as e:
@@ -83,9 +90,10 @@ class _ReadUnit(beam.DoFn):
 
 
 class ReadDocuments(beam.PTransform):
-    """Files (Parquet, JSONL, .jsonl.gz, .jsonl.zst) -> ``DocBatch`` elements, one per shard,
-    ids of kind ``id_type`` (``read.job_id_type``), each file known by its canonical name
-    (``files.canonical``).
+    """Files (Parquet, JSONL, text; .gz, .xz, .zst) -> ``DocBatch`` elements, one per shard,
+    ids of kind ``id_type`` (``inputs.job_id_type``), each file known by its canonical name
+    (``files.canonical``) and read with its own columns where ``columns`` names it
+    (``inputs.resolve_inputs``), a text file's documents per ``txt_docs``.
 
     Returns a dict of PCollections: ``batches`` (DocBatch), ``done`` (manifest entries of
     shards already complete in ``out_dir`` with ``config_id``, which are not read again) and
@@ -94,13 +102,14 @@ class ReadDocuments(beam.PTransform):
 
     def __init__(self, paths, id_column="id", text_column="text",
                  shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS, out_dir=None,
-                 config_id=None, id_type="string"):
+                 config_id=None, id_type="string", columns=None, txt_docs="line"):
         super().__init__()
         self._paths = [files.canonical(p) for p in paths]
-        self._args = (id_column, text_column, shard_bytes, shard_rows)
+        self._args = (id_column, text_column, shard_bytes, shard_rows, columns)
         self._out_dir = out_dir
         self._config_id = config_id
         self._id_type = id_type
+        self._txt_docs = txt_docs
 
     def expand(self, pbegin):
         planned = (pbegin
@@ -111,7 +120,7 @@ class ReadDocuments(beam.PTransform):
         read = (planned.units
                 | "Spread" >> beam.Reshuffle()
                 | "Read" >> beam.ParDo(_ReadUnit(*self._args, self._out_dir, self._config_id,
-                                                 self._id_type))
+                                                 self._id_type, self._txt_docs))
                 .with_outputs(DONE, ERRORS, main="batches"))
         errors = (planned[ERRORS], read[ERRORS]) | "Errors" >> beam.Flatten()
         return {"batches": read.batches, "done": read[DONE], "errors": errors}
@@ -153,23 +162,28 @@ class Tokenize(beam.DoFn):
 
 
 class _WriteShard(beam.DoFn):
-    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects, run_id):
+    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects, run_id, columns):
         self._args = (tokenizer_sha256, config_id, write_rejects, run_id)
         self._out_dir = out_dir
+        self._columns = columns
 
     def process(self, tb):
-        entry = write_shard(self._out_dir, tb, *self._args)
+        entry = write_shard(self._out_dir, tb, *self._args,
+                            mapping=mapping_of(tb.source, self._columns))
         _counter("shards_written").inc()
         progress.shard_written()
         yield entry
 
 
 class WriteTokenShards(beam.PTransform):
-    """``TokenBatch`` -> shard files in ``out_dir``; outputs each shard's manifest entry."""
+    """``TokenBatch`` -> shard files in ``out_dir``; outputs each shard's manifest entry.
+    ``columns``: the inputs' own columns (``inputs.resolve_inputs``), part of shard names."""
 
-    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects=False, run_id=None):
+    def __init__(self, out_dir, tokenizer_sha256, config_id, write_rejects=False, run_id=None,
+                 columns=None):
         super().__init__()
-        self._dofn = _WriteShard(out_dir, tokenizer_sha256, config_id, write_rejects, run_id)
+        self._dofn = _WriteShard(out_dir, tokenizer_sha256, config_id, write_rejects, run_id,
+                                 columns)
 
     def expand(self, tokens):
         return tokens | "Write" >> beam.ParDo(self._dofn)
@@ -198,7 +212,8 @@ class WriteRunManifest(beam.PTransform):
         def write(entry_list, error_list):
             # The manifest first: a crash between the two leaves the stale shards' entries,
             # which the next run removes in turn.
-            stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list)
+            stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list,
+                                  meta[1].get("columns"))
             manifest = run_manifest(entry_list, error_list, *meta, superseded=stale)
             files.makedirs(files.join(out_dir, META_DIR))
             write_json(files.join(out_dir, RUN_MANIFEST), manifest, run_id)
@@ -218,11 +233,12 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
     c = config
     read = pbegin | "ReadDocuments" >> ReadDocuments(paths, c.id_column, c.text_column,
                                                      c.shard_bytes, c.shard_rows, out_dir, c.id,
-                                                     c.id_type)
+                                                     c.id_type, c.columns,
+                                                     c.txt_docs or "line")
     written = (read["batches"]
                | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes))
                | "WriteTokenShards" >> WriteTokenShards(out_dir, c.tokenizer_sha256, c.id,
-                                                        c.write_rejects, run_id))
+                                                        c.write_rejects, run_id, c.columns))
     entries = (written, read["done"]) | "Entries" >> beam.Flatten()
     return (entries, read["errors"]) | "WriteRunManifest" >> WriteRunManifest(
         out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths)

@@ -15,6 +15,7 @@ from corpustok._arrow import one_array
 from corpustok.schemas import TOKENS, check_run_manifest, check_table
 
 from corpustok.pipeline import files
+from corpustok.pipeline.inputs import columns_for
 from corpustok.pipeline.read import read_documents
 from corpustok.pipeline.outdir import RUN_MANIFEST
 
@@ -44,10 +45,11 @@ def strip_markers(tokens: pa.ListArray, nb: int, ne: int) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(new_off.astype(np.int32)), pa.array(values[keep]))
 
 
-def _input_rows(source, id_column, text_column, id_type):
+def _input_rows(source, id_column, text_column, id_type, txt_docs):
     """``(rows, texts as str, reader-rejected row count)`` of one input file."""
     tables, rejected = [], 0
-    for b in read_documents(source, id_column, text_column, id_type=id_type):
+    for b in read_documents(source, id_column, text_column, id_type=id_type,
+                            txt_docs=txt_docs):
         tables.append(b.table.select(["row", "text"]))
         rejected += b.rejects.num_rows
     t = pa.concat_tables(tables) if tables else pa.table({"row": pa.array([], pa.int64()),
@@ -62,7 +64,7 @@ def _input_rows(source, id_column, text_column, id_type):
 
 def verify_shards(out_dir, tokenizer, decode=True):
     """Check ``out_dir``'s run manifest and shards against the inputs it names, read with the
-    columns the run used (from the manifest's config)."""
+    columns (per input) and text documents the run used (from the manifest's config)."""
     v = Verification()
     manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     check_run_manifest(manifest)
@@ -74,8 +76,10 @@ def verify_shards(out_dir, tokenizer, decode=True):
     for e in manifest["shards"]:
         by_source.setdefault(e["source"], []).append(e)
     for source, entries in sorted(by_source.items()):
-        rows, texts, reader_rejects = _input_rows(files.unshown(source), id_column,
-                                                  text_column, id_type)
+        path = files.unshown(source)
+        rows, texts, reader_rejects = _input_rows(
+            path, *columns_for(path, id_column, text_column, cfg.get("columns")), id_type,
+            cfg.get("txt_docs") or "line")
         position = {int(r): i for i, r in enumerate(rows)}
         kept = 0
         seen = np.zeros(len(rows), bool)

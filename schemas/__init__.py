@@ -104,8 +104,11 @@ def check_document_columns(schema: pa.Schema, id_column, text_column: str, where
     message.
     """
     names = schema.names
-    for role, col, types, flag in (("text", text_column, TEXT_TYPES, "--text-column"),
-                                   ("id", id_column, ID_TYPES, "--id-column (or --no-id)")):
+    for role, col, types, flag in (
+            ("text", text_column, TEXT_TYPES, "--text-column (for this input alone: "
+                                              "INPUT:text=COL)"),
+            ("id", id_column, ID_TYPES, "--id-column or --no-id (for this input alone: "
+                                        "INPUT:id=COL or INPUT:no-id)")):
         if col is None:
             continue
         if col not in names:

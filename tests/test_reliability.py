@@ -315,10 +315,10 @@ def _busy_input(tmp_path):
                   [{"id": i, "text": "some words to tokenize " * 50} for i in range(20000)])
 
 
-def _start_and_wait_for_workers(args, sig_group=False):
+def _start_and_wait_for_workers(args, sig_group=False, env=None):
     proc = subprocess.Popen([sys.executable, "-m", "corpustok.pipeline.cli", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=sig_group)
+                            start_new_session=sig_group, env=env)
     deadline = time.time() + 60
     while time.time() < deadline and len(_workers_of(proc.pid)) < 2 and proc.poll() is None:
         time.sleep(0.1)
@@ -331,9 +331,11 @@ def _start_and_wait_for_workers(args, sig_group=False):
 def test_interrupt_says_one_line_and_stops_the_workers(gpt2_file, tmp_path, sig, code):
     src = _busy_input(tmp_path)
     out = tmp_path / "out"
+    tmp = tmp_path / "tmp"  # the run's own temporaries: progress channel, worker log
+    tmp.mkdir()
     proc = _start_and_wait_for_workers(["tokenize", src, "--tokenizer", gpt2_file, "--out", out,
                                         "--workers", "2", "--shard-mb", "0.2", "--no-progress"],
-                                       sig_group=True)
+                                       sig_group=True, env={**os.environ, "TMPDIR": str(tmp)})
     deadline = time.time() + 60  # signal once the workers write shards
     while time.time() < deadline and not (os.path.isdir(out / ENTRIES_DIR) and
                                           os.listdir(out / ENTRIES_DIR)):
@@ -346,6 +348,7 @@ def test_interrupt_says_one_line_and_stops_the_workers(gpt2_file, tmp_path, sig,
     assert "rerun the same command to resume" in err
     time.sleep(0.5)
     assert _workers_of(proc.pid) == []
+    assert [f for f in os.listdir(tmp) if f.startswith("corpustok-")] == []
     p = cli("tokenize", src, "--tokenizer", gpt2_file, "--out", out, "--workers", "2",
             "--shard-mb", "0.2", "--no-progress")
     assert p.returncode == 0, p.stderr
