@@ -36,7 +36,7 @@ NO_TAIL, CLASS_TAIL, GROUP_TAIL = 0, 1, 2
 UNBOUNDED = 1 << 62
 
 
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
+@njit(nogil=True, cache=True, _nrt=False)
 def _read(data, q, end, ids):
     """``(class id, bytes, reach)`` of the code point at ``data[q]``, ``q < end``."""
     b = data[q]
@@ -47,12 +47,12 @@ def _read(data, q, end, ids):
     return ids[cp], n, q + n + cut
 
 
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
+@njit(nogil=True, cache=True, _nrt=False)
 def _has(mask, cid):
     return (mask >> cid) & 1
 
 
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
+@njit(nogil=True, cache=True, _nrt=False)
 def _known(data, q, end, ids, cid, n, r):
     """``(class id, bytes, reach)`` of the code point at ``q < end``: the one given when it was
     already read (``cid >= 0``), else read now. Each code point is read once per attempt."""
@@ -62,24 +62,28 @@ def _known(data, q, end, ids, cid, n, r):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _run(data, p, end, ids, mask, most, cid, n, r):
+def _run(data, p, end, ids, mask, most, mark, cid, n, r):
     """Greedy run of class ``mask`` from ``p``, at most ``most`` code points, ``(cid, n, r)``
     the code point at ``p`` if read (see ``_known``): ``(end, count, start of its last code
-    point, reach, and the code point that stopped it as (cid, n, r), cid -1 if none was read)``."""
+    point, end of its last code point of class ``mark`` (-1: none), reach, and the code point
+    that stopped it as (cid, n, r), cid -1 if none was read)``."""
     count = 0
     last = -1
+    marked = -1
     reach = p
     while count < most:
         if p >= end:
-            return p, count, last, end + 1, -1, 0, 0
+            return p, count, last, marked, end + 1, -1, 0, 0
         cid, n, reach = _known(data, p, end, ids, cid, n, r)
         if not _has(mask, cid):
-            return p, count, last, reach, cid, n, reach
+            return p, count, last, marked, reach, cid, n, reach
         last = p
         p += n
+        if mark != 0 and _has(mark, cid):  # invariant test first: the loop unswitches
+            marked = p
         count += 1
         cid = -1
-    return p, count, last, reach, -1, 0, 0
+    return p, count, last, marked, reach, -1, 0, 0
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -132,8 +136,11 @@ def _body(data, s, end, program, row, cid, n, r):
     point if read): ``(end or -1, reach)``. Each run starts from the code point that stopped
     the one before. Each helper has one call site here, so that inlining stays small."""
     ids, prog = program[0], program[1]
-    a_set = prog[row, A_SET]
-    p, count, last, reach, cid, n, r = _run(data, s, end, ids, a_set, prog[row, A_MAX], cid, n, r)
+    star_plus = prog[row, HAS_B] != 0 and prog[row, A_MIN] == 0  # A*B+: marks A's B's
+    p, count, last, marked, reach, cid, n, r = _run(data, s, end, ids, prog[row, A_SET],
+                                                    prog[row, A_MAX],
+                                                    prog[row, B_SET] if star_plus else 0,
+                                                    cid, n, r)
     if count < prog[row, A_MIN]:
         return -1, reach
     if prog[row, NOT_AHEAD]:
@@ -143,30 +150,22 @@ def _body(data, s, end, program, row, cid, n, r):
                 return (last, reach) if count - 1 >= max(prog[row, A_MIN], 1) else (-1, reach)
         return p, reach
     if prog[row, HAS_B]:
-        b_set = prog[row, B_SET]
-        q, nb, lb, rb, cid, n, r = _run(data, p, end, ids, b_set, UNBOUNDED, cid, n, r)
+        q, nb, lb, mb, rb, cid, n, r = _run(data, p, end, ids, prog[row, B_SET], UNBOUNDED, 0,
+                                            cid, n, r)
         reach = max(reach, rb)
-        if nb == 0 and prog[row, A_MIN] == 0:  # A*B+ and no B after the run: its last B
-            if a_set & b_set == 0:
+        if nb == 0 and star_plus:  # no B after the A run: the match ends after its last B
+            if marked < 0:
                 return -1, reach
-            q = -1
-            k = s
-            while k < p:  # the A run is known to be whole characters
-                ck, nk, rk = _read(data, k, end, ids)
-                if _has(b_set, ck):
-                    q = k + nk
-                k += nk
-            if q < 0:
-                return -1, reach
+            q = marked
             if q != p:
-                cid = -1  # the run ends before the code point that stopped A
+                cid = -1  # the match ends before the code point that stopped A
         elif nb < prog[row, B_MIN]:
             return -1, reach
         p = q
     tail = prog[row, TAIL]
     if tail == CLASS_TAIL:
-        p, nt, lt, rt, cid, n, r = _run(data, p, end, ids, prog[row, TAIL_MASK], UNBOUNDED,
-                                        cid, n, r)
+        p, nt, lt, mt, rt, cid, n, r = _run(data, p, end, ids, prog[row, TAIL_MASK],
+                                            UNBOUNDED, 0, cid, n, r)
         reach = max(reach, rt)
     elif tail == GROUP_TAIL:
         if p >= end:
@@ -183,33 +182,35 @@ def _body(data, s, end, program, row, cid, n, r):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _branch(data, i, end, program, row, cid0, n0, r0):
-    """``(end or -1, reach)`` of branch ``row`` at ``i``, whose first code point has class
-    ``cid0``, ``n0`` bytes and reach ``r0``: with the leading character when it is one, then
-    without. A body is tried only when its first code point can start it (``BODY_FIRST``)."""
+def _branch(data, i, end, program, row, cid0, n0, r0, c1, n1, r1):
+    """``(end or -1, reach, c1, n1, r1)`` of branch ``row`` at ``i``, whose first code point
+    has class ``cid0``, ``n0`` bytes and reach ``r0``, and ``(c1, n1, r1)`` the one after it
+    once a branch has read it (``c1 < 0``: not yet): with the leading character when it is
+    one, then without. A body is tried only when its first code point can start it
+    (``BODY_FIRST``)."""
     prog = program[1]
     if prog[row, KIND] == LITERALS:
-        return _literals(data, i, end, program, prog[row, LITS])
+        e, r = _literals(data, i, end, program, prog[row, LITS])
+        return e, r, c1, n1, r1
     first = prog[row, BODY_FIRST]
     reach = r0
+    s, c, n, r = i, cid0, n0, r0
     if prog[row, HAS_LEAD] and _has(prog[row, LEAD_SET], cid0):
         s = i + n0
-        if s >= end:
-            e, r = _body(data, s, end, program, row, -1, 0, 0)
-            reach = max(reach, r)
-        else:
-            c1, n1, r1 = _read(data, s, end, program[0])
+        c = -1
+        if s < end:
+            if c1 < 0:
+                c1, n1, r1 = _read(data, s, end, program[0])
+            c, n, r = c1, n1, r1
             reach = max(reach, r1)
-            e = -1
-            if _has(first, c1):
-                e, r = _body(data, s, end, program, row, c1, n1, r1)
-                reach = max(reach, r)
-        if e >= 0:
-            return e, reach
-    if not _has(first, cid0):
-        return -1, reach
-    e, r = _body(data, i, end, program, row, cid0, n0, r0)
-    return e, max(reach, r)
+    while True:  # one call site of _body: inlined once
+        e = -1
+        if c < 0 or _has(first, c):  # c < 0: at the end of the text
+            e, rb = _body(data, s, end, program, row, c, n, r)
+            reach = max(reach, rb)
+        if e >= 0 or s == i:
+            return e, reach, c1, n1, r1
+        s, c, n, r = i, cid0, n0, r0
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -218,9 +219,10 @@ def _match(data, i, end, program):
     prog = program[1]
     cid0, n0, reach = _read(data, i, end, program[0])
     r0 = reach
+    c1, n1, r1 = -1, 0, 0
     for row in range(prog.shape[0]):
         if _has(prog[row, FIRST], cid0):
-            e, r = _branch(data, i, end, program, row, cid0, n0, r0)
+            e, r, c1, n1, r1 = _branch(data, i, end, program, row, cid0, n0, r0, c1, n1, r1)
             reach = max(reach, r)
             if e >= 0:
                 return e, reach
