@@ -17,7 +17,7 @@ from corpustok.bpe import BytePairTokenizer
 from corpustok.hf_export import hf_document, save_hf
 from corpustok.pretokenize import PATTERNS
 from corpustok.tiktoken_files import token_string
-from test_pretokenize import texts
+from test_pretokenize import assigned_texts as texts
 
 RANKS = TEST_DATA / "gpt2_4k.tiktoken"
 SPECIALS = ["<|endoftext|>", "<pad>"]

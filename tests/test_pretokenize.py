@@ -2,6 +2,7 @@
 every named pre-tokenizer and for random patterns of the supported shape."""
 import json
 import lzma
+import unicodedata
 
 import numpy as np
 import pytest
@@ -28,6 +29,10 @@ EDGE = list("'srtvelmdSRTVELMD\u017f\u212a\u0130 \r\n\t\u00a0\u3000\u2028\u0085\
                                                  "\U0001d11e"]
 texts = st.lists(st.one_of(st.sampled_from(EDGE), st.characters(exclude_categories=("Cs",))),
                  max_size=40).map("".join)
+# Texts for references with older Unicode tables (tiktoken and HF: 16.0; ours, from the regex
+# module: 18.0) leave out what Python's unicodedata (14.0) has not assigned
+# (docs/unicode_differences.md)
+assigned_texts = texts.map(lambda t: "".join(c for c in t if unicodedata.category(c) != "Cn"))
 
 
 def batch_of(raw_docs):

@@ -2,7 +2,6 @@
 itself: every Split behavior, Digits, Sequences, and whole tokenizers built on them."""
 import json
 import sys
-import unicodedata
 import warnings
 
 import pytest
@@ -18,7 +17,7 @@ from corpustok.bpe import BytePairTokenizer
 from corpustok.pretokenize import GPT2_PATTERN, resolve
 from corpustok.python_split import PythonSplit, SlowSplitWarning
 from corpustok.ube import SYMBOL_STRINGS
-from test_pretokenize import texts as any_texts
+from test_pretokenize import assigned_texts as texts
 
 BEHAVIORS = {"Isolated": "isolated", "MergedWithPrevious": "merged_with_previous",
              "MergedWithNext": "merged_with_next", "Contiguous": "contiguous"}
@@ -27,9 +26,6 @@ PATTERNS = ["-+", "x*", "a|b+", r"\s+", r"\p{N}", "(?:ab)+|c*", ".", "", r"\p{L}
 EDGE = st.lists(st.sampled_from(list("-xab c1٣'s\u0301 \n") + ["ab", "--", "  "]),
                 max_size=20).map("".join)
 GPT2 = TEST_DATA / "gpt2"
-# HF's Oniguruma tables are Unicode 16.0, ours (the regex module's) 18.0: texts compared with
-# HF leave out what Python's unicodedata (14.0) has not assigned (docs/unicode_differences.md)
-texts = any_texts.map(lambda t: "".join(c for c in t if unicodedata.category(c) != "Cn"))
 DIGITS_THEN_BYTES = {"type": "Sequence", "pretokenizers": [
     {"type": "Digits", "individual_digits": True},
     {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}

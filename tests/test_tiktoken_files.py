@@ -22,7 +22,7 @@ from conftest import SHARED_DATA, TEST_DATA, read_xz_text, shared_corpus_files
 from corpustok.bpe import BytePairTokenizer
 from corpustok.pretokenize import PATTERNS
 from corpustok.split_pattern import PROPERTY_BITS, unicode_props
-from test_pretokenize import texts
+from test_pretokenize import assigned_texts as texts
 
 RANKS = TEST_DATA / "gpt2_4k.tiktoken"
 MODERN = SHARED_DATA / "vocab" / "modern"
