@@ -21,7 +21,8 @@ from corpustok import FILE_FORMAT
 from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
                                   WholeTextEncoder)
-from corpustok.kernels.bpe_encode import chunk_cache, encode_docs, expand_ids, stitch_text
+from corpustok.kernels.bpe_decode import expand_ids, stitch_text
+from corpustok.kernels.bpe_encode import chunk_cache, encode_docs
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.kernels.token_table import token_splits

@@ -4,7 +4,7 @@ and a decoder fed ids that gives text as soon as it is complete (see
 import numpy as np
 
 from corpustok._arrow import utf8_batch
-from corpustok.kernels.bpe_encode import expand_ids
+from corpustok.kernels.bpe_decode import expand_ids
 from corpustok.ube import StreamDecoder
 
 
