@@ -229,17 +229,22 @@ def _literal_string(branch):
 # ---- class ids and masks -------------------------------------------------------------------
 
 def _class_ids(props, ranges):
-    """``(ids uint8[0x110000], representative code point of each id)``: code points share an
-    id when their property bits and their membership in every range agree."""
-    key = props.astype(np.int64)
+    """``(ids uint8[0x110000], first code point of each id)``: code points share an id when
+    their property bits and their membership in every range agree. Works on the runs where
+    both are constant (a few thousand), not on every code point."""
+    cuts = [np.flatnonzero(props[1:] != props[:-1]) + 1, [0]]
+    cuts += [[lo, hi + 1] for lo, hi in ranges]
+    starts = np.unique(np.concatenate(cuts))
+    starts = starts[starts < len(props)]
+    key = props[starts].astype(np.int64)
     for bit, (lo, hi) in enumerate(ranges):
-        key[lo:hi + 1] |= np.int64(1) << (8 + bit)
-    uniq, first, ids = np.unique(key, return_index=True, return_inverse=True)
+        key[(starts >= lo) & (starts <= hi)] |= np.int64(1) << (8 + bit)
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     if len(uniq) > MAX_IDS:
         raise UnsupportedPattern(f"{len(uniq)} distinct character classes (at most {MAX_IDS})")
-    ids = ids.astype(np.uint8)
+    ids = np.repeat(inverse.astype(np.uint8), np.diff(starts, append=len(props)))
     ids.setflags(write=False)
-    return ids, first
+    return ids, starts[first]
 
 
 def _mask(cset, reps, props):

@@ -108,8 +108,8 @@ def _child(markexpr):
     if importlib.util.find_spec("numba.cuda") is None:
         pytest.skip("numba.cuda (and its simulator) is not installed: pip install numba-cuda")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", markexpr,
-           str(Path(__file__).relative_to(REPO))]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m",
+           markexpr, str(Path(__file__).relative_to(REPO))]
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-8000:]}\n{r.stderr[-3000:]}"
     assert " passed" in r.stdout
