@@ -20,7 +20,7 @@ never depend on its state.
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank, new)``: :func:`_next_special`,
+over these tuples and the work arrays ``(ids, rank)``: :func:`_next_special`,
 :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
@@ -289,17 +289,17 @@ def encode_long_chunk(data, s, e, model, out, j):
             return 1
     ids = out[j:]
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
-    rank, new, nxt, prv, heap = long_work(n)
-    return merge_long(ids, n, pairs, rank, new, nxt, prv, heap)
+    rank, nxt, prv, heap = long_work(n)
+    return merge_long(ids, n, pairs, rank, nxt, prv, heap)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank, new)``; returns their count, or -1 for a chunk of more than :data:`WORK`
+    ``(ids, rank)``; returns their count, or -1 for a chunk of more than :data:`WORK`
     bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2) for m symbols."""
     substrate, _, sym_id, pairs, whole = model
-    ids, rank, new = work
+    ids, rank = work
     if e - s > WORK:
         return -1
     if len(whole[0]):
@@ -310,7 +310,7 @@ def _merge_chunk(model, work, data, s, e, out, j):
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     if n > SHORT:
         return -1
-    n = merge_short(ids, n, pairs, rank, new)
+    n = merge_short(ids, n, pairs, rank)
     for k in range(n):
         out[j + k] = ids[k]
     return n
@@ -410,8 +410,7 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     out = np.empty(counts.sum() + FAST_IDS, np.int32)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
-    work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
-            np.empty(3 * WORK, np.int64))
+    work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64))
     j = 0
     stop = offsets[ndoc]
     for d in range(ndoc):

@@ -1,7 +1,7 @@
 """BPE merging: the pair table and the two merge loops of one chunk, lowest rank first.
 
-The pair table is open addressing over ``(left_id, right_id)`` keys holding ``(rank,
-new_id)`` (:func:`build_pair_table`). A short chunk is merged by a quadratic scan
+The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's rank,
+one int64 a slot, and the merged id of each rank beside it (:func:`build_pair_table`). A short chunk is merged by a quadratic scan
 (:func:`merge_short`), a longer one with a heap over a linked list in O(n log n)
 (:func:`merge_long`); both apply the lowest-rank pair first, the leftmost on ties,
 exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
@@ -13,68 +13,78 @@ NO_RANK = np.int64(1) << 62  # rank of a pair the merges do not contain
 PAIR_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
 LOW32 = np.int64(0xFFFFFFFF)
 STALE = -1  # merge_long's rank of a position whose pair is gone (ranks are >= 0)
+ID_BITS = 21  # ids and ranks below 2**21: a slot packs left, right and rank in 63 bits
+ID_MASK = np.int64((1 << ID_BITS) - 1)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _pair_slot(pairs, key):
-    """Slot of ``key`` in the pair table, or of the empty slot where it would go. O(1)
-    expected (load factor <= 1/2, linear probing). Slot ``s`` is ``pairs[2s]`` (the key) and
-    ``pairs[2s + 1]`` (the value): one cache line per lookup."""
-    mask = (len(pairs) >> 1) - 1
+def _pair_slot(slots, key):
+    """Slot of ``key`` (``left << 21 | right``) in the pair table, or of the empty slot where
+    it would go. O(1) expected (load factor <= 1/2, linear probing). A slot is one int64,
+    ``key << 21 | rank`` (-1 when empty): eight slots a cache line."""
+    mask = len(slots) - 1
     x = key * PAIR_MULT
     s = (x ^ (x >> 29)) & mask
-    while pairs[2 * s] != -1 and pairs[2 * s] != key:
+    while slots[s] >= 0 and slots[s] >> ID_BITS != key:
         s = (s + 1) & mask
     return s
 
 
 @njit(nogil=True, cache=True)
-def fill_pair_table(left, right, new_id, rank, pairs):
+def fill_pair_table(left, right, new_id, rank, slots, new_of_rank):
     """Insert merge ``k`` = ``(left[k], right[k]) -> (rank[k], new_id[k])`` for every ``k``
-    into ``pairs`` (2 * a power of two >= 2 * merges entries, keys -1 when empty).
+    into ``slots`` (a power of two >= 2 * merges, -1 when empty) and ``new_of_rank``.
 
-    A pair listed twice keeps its last rank, as HF's merge map does. O(merges) expected.
-    """
+    A pair listed twice keeps its last rank, as HF's merge map does. Returns the first merge
+    whose rank already names another new id (a rank is one merged token), else -1.
+    O(merges) expected."""
     for k in range(len(left)):
-        key = (np.int64(left[k]) << 32) | np.int64(right[k])
-        s = _pair_slot(pairs, key)
-        pairs[2 * s] = key
-        pairs[2 * s + 1] = (np.int64(rank[k]) << 32) | np.int64(new_id[k])
-
-
-def build_pair_table(left, right, new_id, rank=None):
-    """The pair table (flat int64 key/value slots) of merges given as three int arrays, with
-    their ranks (default: the merges' order, HF's rule; tiktoken's is the merged token's rank,
-    shared by every pair that makes it)."""
-    size = 16
-    while size < 2 * len(left):
-        size *= 2
-    pairs = np.zeros(2 * size, np.int64)
-    pairs[0::2] = -1
-    rank = np.arange(len(left), dtype=np.int64) if rank is None else rank
-    fill_pair_table(np.asarray(left, np.int64), np.asarray(right, np.int64),
-                    np.asarray(new_id, np.int64), np.asarray(rank, np.int64), pairs)
-    return pairs
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _pair(pairs, a, b):
-    """``rank << 32 | new_id`` of the pair ``(a, b)``, or -1. O(1) expected."""
-    key = (np.int64(a) << 32) | np.int64(b)
-    s = _pair_slot(pairs, key)
-    if pairs[2 * s] == key:
-        return pairs[2 * s + 1]
+        key = (np.int64(left[k]) << ID_BITS) | np.int64(right[k])
+        s = _pair_slot(slots, key)
+        slots[s] = (key << ID_BITS) | np.int64(rank[k])
+        if new_of_rank[rank[k]] >= 0 and new_of_rank[rank[k]] != new_id[k]:
+            return k
+        new_of_rank[rank[k]] = new_id[k]
     return -1
 
 
+def build_pair_table(left, right, new_id, rank=None):
+    """The pair table ``(slots int64, new_of_rank int32)`` of merges given as three int arrays,
+    with their ranks (default: the merges' order, HF's rule; tiktoken's is the merged token's
+    rank, shared by every pair that makes it). A lookup reads one int64 slot; the merged id
+    is read only for the merge applied."""
+    left, right, new_id = (np.asarray(a, np.int64) for a in (left, right, new_id))
+    rank = np.arange(len(left), dtype=np.int64) if rank is None else np.asarray(rank, np.int64)
+    for name, a in (("token id", np.concatenate([left, right, new_id])), ("merge rank", rank)):
+        if len(a) and (a.min() < 0 or a.max() >= 1 << ID_BITS):
+            raise ValueError(f"a {name} outside 0..{(1 << ID_BITS) - 1} (the pair table packs "
+                             f"{ID_BITS} bits of each)")
+    size = 16
+    while size < 2 * len(left):
+        size *= 2
+    slots = np.full(size, -1, np.int64)
+    new_of_rank = np.full(int(rank.max(initial=0)) + 1, -1, np.int32)
+    k = fill_pair_table(left, right, new_id, rank, slots, new_of_rank)
+    if k >= 0:
+        raise ValueError(f"merge {k} has rank {rank[k]}, which another merge gives another id")
+    return slots, new_of_rank
+
+
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_short(ids, n, pairs, rank, new):
+def _rank(slots, a, b):
+    """Rank of the pair ``(a, b)``, or :data:`NO_RANK`. O(1) expected."""
+    key = (np.int64(a) << ID_BITS) | np.int64(b)
+    v = slots[_pair_slot(slots, key)]
+    return v & ID_MASK if v >= 0 else NO_RANK
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_short(ids, n, pairs, rank):
     """Merge ``ids[:n]`` in place by rescanning for the lowest-rank pair (leftmost on ties);
     returns the new length. O(n^2), fastest for the short chunks that dominate text."""
+    slots, new_of_rank = pairs
     for k in range(n - 1):
-        v = _pair(pairs, ids[k], ids[k + 1])
-        rank[k] = NO_RANK if v < 0 else v >> 32
-        new[k] = v & LOW32
+        rank[k] = _rank(slots, ids[k], ids[k + 1])
     while n > 1:
         best = NO_RANK
         b = -1
@@ -84,17 +94,14 @@ def merge_short(ids, n, pairs, rank, new):
                 b = k
         if b < 0:
             break
-        ids[b] = new[b]
+        ids[b] = new_of_rank[best]
         for k in range(b + 1, n - 1):
             ids[k] = ids[k + 1]
         for k in range(b + 1, n - 2):
             rank[k] = rank[k + 1]
-            new[k] = new[k + 1]
         n -= 1
         for k in range(max(b - 1, 0), min(b + 1, n - 1)):
-            v = _pair(pairs, ids[k], ids[k + 1])
-            rank[k] = NO_RANK if v < 0 else v >> 32
-            new[k] = v & LOW32
+            rank[k] = _rank(slots, ids[k], ids[k + 1])
     return n
 
 
@@ -134,33 +141,32 @@ def _heap_pop(heap, size):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size):
+def _set_pair(ids, nxt, n, k, slots, rank, heap, size):
     """Look up the pair starting at live position ``k`` and push it when the merges hold it."""
     q = nxt[k]
     rank[k] = STALE
     if q < n:
-        v = _pair(pairs, ids[k], ids[q])
-        if v >= 0:
-            rank[k] = v >> 32
-            new[k] = v & LOW32
-            size = _heap_push(heap, size, ((v >> 32) << 32) | k)
+        r = _rank(slots, ids[k], ids[q])
+        if r != NO_RANK:
+            rank[k] = r
+            size = _heap_push(heap, size, (r << 32) | k)
     return size
 
 
 @njit(nogil=True, cache=True)
 def long_work(n):
-    """Work arrays of :func:`merge_long` for ``n`` symbols: ``(rank, new, nxt, prv, heap)``,
+    """Work arrays of :func:`merge_long` for ``n`` symbols: ``(rank, nxt, prv, heap)``,
     int32 but for the heap of packed ``(rank << 32) | position``. The heap needs ``2n`` slots:
     at most ``n - 1`` pairs go in first, and each merge pops one entry and pushes at most two,
-    over at most ``n - 1`` merges. 32 bytes per symbol in all."""
+    over at most ``n - 1`` merges. 28 bytes per symbol in all."""
     if n >= 2**31 - 1:  # int32 links; such a chunk would need 64 GB of work memory anyway
         raise ValueError("a single pre-token chunk of 2**31 symbols or more")
     return (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
-            np.empty(n, np.int32), np.empty(2 * n + 1, np.int64))
+            np.empty(2 * n + 1, np.int64))
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_long(ids, n, pairs, rank, new, nxt, prv, heap):
+def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     """Merge ``ids[:n]`` in place with a min-heap of ``(rank, position)`` over a linked list of
     live positions; returns the new length. Stale heap entries are skipped by checking the
     position's current pair rank, so each step is O(log n): O(n log n) in all.
@@ -168,28 +174,29 @@ def merge_long(ids, n, pairs, rank, new, nxt, prv, heap):
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
     sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
+    slots, new_of_rank = pairs
     size = 0
     for k in range(n):
         nxt[k] = k + 1
         prv[k] = k - 1
     for k in range(n):
-        size = _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size)
+        size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
     while size > 0:
         item, size = _heap_pop(heap, size)
         k = item & LOW32
         if ids[k] < 0 or rank[k] != item >> 32:
             continue
         q = nxt[k]
-        ids[k] = new[k]
+        ids[k] = new_of_rank[rank[k]]
         ids[q] = -1
         rank[q] = STALE
         r = nxt[q]
         nxt[k] = r
         if r < n:
             prv[r] = k
-        size = _set_pair(ids, nxt, n, k, pairs, rank, new, heap, size)
+        size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
         if prv[k] >= 0:
-            size = _set_pair(ids, nxt, n, prv[k], pairs, rank, new, heap, size)
+            size = _set_pair(ids, nxt, n, prv[k], slots, rank, heap, size)
     m = 0
     k = 0
     while k < n:

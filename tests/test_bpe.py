@@ -120,11 +120,24 @@ def test_merge_kernels_equal_gpt2_reference(case):
     want = ref_merge(seq, ranks)
     n = len(seq)
     ids = np.array(seq + [0], np.int32)
-    m = merge_short(ids, n, pairs, np.empty(n + 1, np.int64), np.empty(n + 1, np.int64))
+    m = merge_short(ids, n, pairs, np.empty(n + 1, np.int64))
     assert ids[:m].tolist() == want, "merge_short"
     ids = np.array(seq, np.int32)
     m = merge_long(ids, n, pairs, *long_work(n))
     assert ids[:m].tolist() == want, "merge_long"
+
+
+def test_pair_table_states_its_limits():
+    """A slot packs 21 bits of each id and of the rank; a rank names one merged token."""
+    build_pair_table([2**21 - 1], [0], [5])
+    with pytest.raises(ValueError, match="token id outside 0..2097151"):
+        build_pair_table([2**21], [0], [5])
+    with pytest.raises(ValueError, match="merge rank outside"):
+        build_pair_table([1], [0], [5], rank=[2**21])
+    with pytest.raises(ValueError, match="merge 1 has rank 7, which another merge gives"):
+        build_pair_table([1, 2], [0, 0], [5, 6], rank=[7, 7])
+    slots, new_of_rank = build_pair_table([1, 2], [0, 0], [5, 5], rank=[7, 7])  # tiktoken's rule
+    assert new_of_rank[7] == 5
 
 
 # --- GPT-2 files: HF ByteLevelBPETokenizer and tiktoken --------------------------------------

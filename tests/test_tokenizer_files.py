@@ -108,7 +108,7 @@ def test_hf_bpe_load_paths_agree(tmp_path):
         assert tok.to_dict() == toks[0].to_dict()
         assert tok.merges == [tuple(m) for m in merges]
         assert tok.vocab == vocab and tok.special_tokens == ["<|endoftext|>"]
-        assert np.array_equal(tok._pairs, toks[0]._pairs)
+        assert all(np.array_equal(a, b) for a, b in zip(tok._pairs, toks[0]._pairs))
         assert tok.encode(text, recognize_special=True) == want
 
 
