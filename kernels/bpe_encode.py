@@ -30,9 +30,9 @@ from numba import njit
 
 from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
 from corpustok.kernels.split import chunk_end
-from corpustok.kernels.substrate_codec import UTF16, count_symbols, put_symbols
+from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_symbols
 from corpustok.kernels.token_table import find_token
-from corpustok.kernels.unicode import utf8_step
+from corpustok.kernels.unicode import short_char_length, utf8_step
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
 FNV_PRIME = np.int64(1099511628211)
@@ -56,23 +56,42 @@ BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def _put_id(ids, n, t):
+    """Append id ``t`` to ``ids[:n]`` unless it is -1 (a symbol the vocabulary lacks)."""
+    if t >= 0:
+        ids[n] = t
+        return n + 1
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _own_symbols(data, i, e, substrate):
+    """How many bytes from ``data[i]`` are one character whose symbols are its bytes: an
+    ASCII or 2-byte one under utf8 and ube, a 3-byte one under utf8 (0: decode it)."""
+    if substrate == UTF16:
+        return 0
+    if data[i] < 0x80:
+        return 1
+    m = short_char_length(data, i, e)
+    return m if m == 2 or substrate == UTF8 else 0
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def chunk_symbols(data, s, e, substrate, sym_id, ids):
     """Token ids of the base symbols of ``data[s:e]`` into ``ids`` (room for those symbols);
-    returns their count. Symbols outside the vocabulary are skipped. O(e - s)."""
+    returns their count. Symbols outside the vocabulary are skipped. O(e - s). Characters
+    whose symbols are their bytes are mapped inline, the rest decoded by :func:`utf8_step`."""
     n = 0
     i = s
     while i < e:
-        b = np.int64(data[i])
-        if b < 0x80:
-            t = sym_id[b]
-            if t >= 0:
-                ids[n] = t
-                n += 1
-            if substrate == UTF16:
-                t = sym_id[0]
-                if t >= 0:
-                    ids[n] = t
-                    n += 1
+        m = _own_symbols(data, i, e, substrate)
+        if m:
+            for k in range(i, i + m):
+                n = _put_id(ids, n, sym_id[data[k]])
+            i += m
+            continue
+        if data[i] < 0x80:  # utf16: the byte, then a zero byte
+            n = _put_id(ids, _put_id(ids, n, sym_id[data[i]]), sym_id[0])
             i += 1
             continue
         cp, m, _ = utf8_step(data, i, e)
@@ -80,10 +99,7 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
         stop = put_symbols(cp, substrate, ids, n)
         k = n
         while k < stop:
-            t = sym_id[ids[k]]
-            if t >= 0:
-                ids[n] = t
-                n += 1
+            n = _put_id(ids, n, sym_id[ids[k]])
             k += 1
     return n
 
@@ -266,9 +282,15 @@ def _whole_token(data, s, e, substrate, whole, sym):
     n = 0
     i = s
     while i < e:
-        cp, m, _ = utf8_step(data, i, e)
+        m = _own_symbols(data, i, e, substrate)
+        if m:
+            for k in range(i, i + m):
+                sym[n] = data[k]
+                n += 1
+        else:
+            cp, m, _ = utf8_step(data, i, e)
+            n = put_symbols(cp, substrate, sym, n)
         i += m
-        n = put_symbols(cp, substrate, sym, n)
     return find_token(whole[0], whole[1], whole[2], sym, 0, n)
 
 

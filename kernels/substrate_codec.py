@@ -8,7 +8,8 @@ batch, linear in the bytes of the batch.
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.unicode import put_utf8, utf8_length, utf8_step, utf16le_step
+from corpustok.kernels.unicode import (put_utf8, short_char_length, utf8_length, utf8_step,
+                                       utf16le_step)
 
 UTF8 = 0
 UTF16 = 1
@@ -71,14 +72,10 @@ def count_symbols(data, offsets, substrate, counts, replaced):
                 c += (k - i) * weight1
                 i = k
                 continue
-            if 0xC2 <= b <= 0xDF and i + 1 < end and (data[i + 1] & 0xC0) == 0x80:
-                c += weight2
-                i += 2
-                continue
-            if 0xE1 <= b <= 0xEC and i + 2 < end and (data[i + 1] & 0xC0) == 0x80 \
-                    and (data[i + 2] & 0xC0) == 0x80:
-                c += weight3
-                i += 3
+            m = short_char_length(data, i, end)
+            if m:
+                c += weight2 if m == 2 else weight3
+                i += m
                 continue
             cp, n, bad = utf8_step(data, i, end)
             c += symbol_count(cp, substrate)
