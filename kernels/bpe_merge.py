@@ -1,10 +1,10 @@
 """BPE merging: the pair table and the two merge loops of one chunk, lowest rank first.
 
 The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's rank,
-one int64 a slot, and the merged id of each rank beside it (:func:`build_pair_table`). A short chunk is merged by a quadratic scan
-(:func:`merge_short`), a longer one with a heap over a linked list in O(n log n)
-(:func:`merge_long`); both apply the lowest-rank pair first, the leftmost on ties,
-exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
+one int64 a slot, and the merged id of each rank beside it (:func:`build_pair_table`). A
+short chunk is merged by a quadratic scan (:func:`merge_short`), a longer one with a heap
+over a linked list in O(n log n) (:func:`merge_long`); both apply the lowest-rank pair
+first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 """
 import numpy as np
 from numba import njit
