@@ -25,7 +25,7 @@ from corpustok.kernels.bpe_decode import expand_ids, stitch_text
 from corpustok.kernels.bpe_encode import chunk_cache, encode_docs
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
-from corpustok.kernels.token_table import token_splits
+from corpustok.kernels.token_table import token_splits, unmergeable
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize import resolve
 from corpustok.threads import ThreadPools, check_threads
@@ -111,16 +111,20 @@ class BytePairTokenizer:
         self._id_to_tok = tokens.tolist()
         self._build_tables(specials, tokens)
         plain = self._exists & ~self._is_special
-        table = token_table(self._tok_sym, self._tok_off, plain) if whole_chunks or \
-            merges is None else np.empty(0, np.uint64)
-        self._whole = (table if whole_chunks else np.empty(0, np.uint64), self._tok_sym,
-                       self._tok_off)
         if merges is None:
+            table = token_table(self._tok_sym, self._tok_off, plain)
             left, right, merged = token_splits(table, self._tok_sym, self._tok_off, plain)
             self._pairs = build_pair_table(left, right, merged, merged)
             self._merges = None
         else:
             self._build_merges(merges, strings)
+        # a chunk that is a token merging reaches gives that token anyway: only the others
+        # need a lookup (none in the rank files we know), in a table that stays in cache
+        self._whole_chunks = bool(whole_chunks)
+        hard = unmergeable(self._tok_sym, self._tok_off, plain, self._sym_id, self._pairs) \
+            if whole_chunks else np.zeros(0, bool)
+        self._whole = (token_table(self._tok_sym, self._tok_off, hard) if hard.any() else
+                       np.empty(0, np.uint64), self._tok_sym, self._tok_off)
         self._local = threading.local()
         self._pools = ThreadPools()
 
@@ -230,7 +234,7 @@ class BytePairTokenizer:
             d["merges"] = None  # tiktoken's rule: the vocabulary's order ranks every pair
         else:
             d["merges"] = [[t[a], t[b]] for a, b in self._merges.tolist()]
-        if len(self._whole[0]):
+        if self._whole_chunks:
             d["whole_chunks"] = True
         if self._normalize:
             d["normalize"] = self._normalize

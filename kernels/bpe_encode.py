@@ -3,8 +3,9 @@
 A model is the tuple ``(substrate, split, sym_id, pairs, whole)`` built once per vocabulary:
 ``split`` is the pre-tokenizer's program (:mod:`corpustok.kernels.split`), ``whole`` the token
 table ``(slots, tok_sym, tok_off)`` of :mod:`corpustok.kernels.token_table` when a chunk that is
-itself a token is emitted whole (tiktoken's rule, HF's ``ignore_merges``; empty ``slots``
-otherwise), ``sym_id`` maps the 512 base symbols (see
+itself a token is emitted whole (tiktoken's rule, HF's ``ignore_merges``), holding only the
+tokens merging does not reach (``unmergeable``; empty ``slots`` when there are none, as in
+every rank file we know, or without the rule), ``sym_id`` maps the 512 base symbols (see
 :mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the
 symbol; such symbols are skipped, as HF's BPE model without an unknown token skips them), and
 ``pairs`` is the open-addressing pair table of :func:`corpustok.kernels.bpe_merge.build_pair_table`.
@@ -20,7 +21,7 @@ never depend on its state.
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank)``: :func:`_next_special`,
+over these tuples and the work arrays ``(ids, rank, new)``: :func:`_next_special`,
 :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
@@ -29,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
+from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split import chunk_end
 from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_symbols
 from corpustok.kernels.token_table import find_token
@@ -49,6 +51,9 @@ FAST_WORDS = 8
 FAST_KEY = 24
 FAST_IDS = 8
 FAST_PER_SLOT = 4  # inline slots per slot of the general cache
+IN_GENERAL = 15  # an inline id count meaning: this short chunk's ids are in the general cache
+AHEAD = 4  # chunks split ahead of the one encoded, their cache lines loading meanwhile
+RING_WORDS = 8  # a chunk split ahead: end, reach, then its _fast_key
 K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
 K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
 K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
@@ -156,15 +161,11 @@ def _word(data, s, n):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_chunk(model, cache, work, data, s, e, out, j):
-    """:func:`_general_chunk` through the inline cache, for a chunk of at most
-    :data:`FAST_KEY` bytes: the key is the chunk's bytes as three words (three loads and
-    masks when 24 bytes can be read), the hash a multiply-xor of them; a hit compares four
-    words and copies all :data:`FAST_IDS` id slots of the line (``out`` has that much slack),
-    so a hit takes no data-dependent branch. A miss asks the general cache; a result of at
-    most :data:`FAST_IDS` ids fills an empty way of the set, else the less used one, halving
-    the other's uses. Inlined into :func:`_encode_chunk`, its one call site."""
-    fast = cache[3]
+def _fast_key(data, s, e, fast):
+    """``(k1, k2, k3, tag, first)`` of chunk ``data[s:e]`` (at most :data:`FAST_KEY` bytes) in
+    the inline cache ``fast``: its bytes as three words (three loads and masks when 24 bytes
+    can be read), the tag word a hit must match, and the first word of its 2-way set (a
+    multiply-xor hash of the key). Inlined into :func:`_encode_run`, its one call site."""
     length = e - s
     if s + FAST_KEY <= len(data):
         k1 = _word(data, s, length)
@@ -180,6 +181,21 @@ def _fast_chunk(model, cache, work, data, s, e, out, j):
     h ^= h >> 29
     tag = ((h >> 16) << 16) | (length << 11)
     first = (h & (len(fast) // FAST_WORDS - 1) & ~np.int64(1)) * FAST_WORDS
+    return k1, k2, k3, tag, first
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _fast_chunk(model, cache, work, data, s, e, out, j, key):
+    """:func:`_general_chunk` through the inline cache, for a chunk of at most
+    :data:`FAST_KEY` bytes whose :func:`_fast_key` is ``key``: a hit compares four words and
+    copies all :data:`FAST_IDS` id slots of the line (``out`` has that much slack), so a hit
+    takes no data-dependent branch. A miss merges; the result fills an empty way of
+    the set, else the less used one, halving the other's uses. A result of more than
+    :data:`FAST_IDS` ids goes to the general cache, and the line records only that
+    (:data:`IN_GENERAL`), so a miss never probes the general cache first. Inlined into
+    :func:`_encode_chunk`, its one call site."""
+    fast = cache[3]
+    k1, k2, k3, tag, first = key
     for way in range(2):
         b = first + way * FAST_WORDS
         w0 = fast[b]
@@ -187,14 +203,18 @@ def _fast_chunk(model, cache, work, data, s, e, out, j):
                 fast[b + 3] == k3:
             if w0 & 0x7F < 0x7F:
                 fast[b] = w0 + 1
+            if (w0 >> 7) & 0xF == IN_GENERAL:
+                return _general_chunk(model, cache, work, data, s, e, out, j)
             for k in range(FAST_IDS // 2):
                 w = fast[b + 4 + k]
                 out[j + 2 * k] = w & 0xFFFFFFFF
                 out[j + 2 * k + 1] = w >> 32
             return (w0 >> 7) & 0xF
-    n = _general_chunk(model, cache, work, data, s, e, out, j)
-    if n < 0 or n > FAST_IDS:
+    n = _merge_chunk(model, work, data, s, e, out, j)
+    if n < 0 or n > CACHE_IDS:
         return n
+    if n > FAST_IDS:
+        _general_put(cache, data, s, e, out, j, n)
     other = first + FAST_WORDS
     uses0 = fast[first] & 0x7F
     uses1 = fast[other] & 0x7F
@@ -202,13 +222,13 @@ def _fast_chunk(model, cache, work, data, s, e, out, j):
     keep = other if b == first else first
     if fast[keep] != 0:
         fast[keep] = (fast[keep] & ~np.int64(0x7F)) | ((fast[keep] & 0x7F) >> 1)
-    fast[b] = tag | (np.int64(n) << 7) | 1
+    fast[b] = tag | (np.int64(n if n <= FAST_IDS else IN_GENERAL) << 7) | 1
     fast[b + 1] = k1
     fast[b + 2] = k2
     fast[b + 3] = k3
     for k in range(0, FAST_IDS, 2):
-        lo = np.int64(out[j + k]) & 0xFFFFFFFF if k < n else np.int64(0)
-        hi = np.int64(out[j + k + 1]) << 32 if k + 1 < n else np.int64(0)
+        lo = np.int64(out[j + k]) & 0xFFFFFFFF if k < min(n, FAST_IDS) else np.int64(0)
+        hi = np.int64(out[j + k + 1]) << 32 if k + 1 < min(n, FAST_IDS) else np.int64(0)
         fast[b + 4 + (k >> 1)] = lo | hi
     return n
 
@@ -318,10 +338,10 @@ def encode_long_chunk(data, s, e, model, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank)``; returns their count, or -1 for a chunk of more than :data:`WORK`
+    ``(ids, rank, new)``; returns their count, or -1 for a chunk of more than :data:`WORK`
     bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2) for m symbols."""
     substrate, _, sym_id, pairs, whole = model
-    ids, rank = work
+    ids, rank, new, _ = work
     if e - s > WORK:
         return -1
     if len(whole[0]):
@@ -332,7 +352,7 @@ def _merge_chunk(model, work, data, s, e, out, j):
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     if n > SHORT:
         return -1
-    n = merge_short(ids, n, pairs, rank)
+    n = merge_short(ids, n, pairs, rank, new)
     for k in range(n):
         out[j + k] = ids[k]
     return n
@@ -355,13 +375,23 @@ def _general_chunk(model, cache, work, data, s, e, out, j):
     return n
 
 
+@njit(nogil=True, cache=True, _nrt=False)
+def _general_put(cache, data, s, e, out, j, n):
+    """Keep chunk ``data[s:e]`` -> ``out[j:j + n]`` in the general cache (unless there already)."""
+    h = _chunk_hash(data, s, e)
+    slot = _cache_find(cache, data, s, e, h)
+    if slot < 0:
+        _cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
+
+
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _encode_chunk(model, cache, work, data, s, e, out, j):
-    """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches (inline, then general),
-    merging on a miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a
-    call, every field of its tuples is passed again for every chunk."""
+def _encode_chunk(model, cache, work, data, s, e, out, j, key):
+    """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches (inline, with the
+    chunk's :func:`_fast_key` ``key`` when it is short enough, then general), merging on a
+    miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a call, every
+    field of its tuples is passed again for every chunk."""
     if e - s <= FAST_KEY:
-        return _fast_chunk(model, cache, work, data, s, e, out, j)
+        return _fast_chunk(model, cache, work, data, s, e, out, j, key)
     return _general_chunk(model, cache, work, data, s, e, out, j)
 
 
@@ -371,17 +401,45 @@ def _encode_run(model, cache, work, data, i, end, streaming, out, j):
     to the caller; returns ``(i, e, j)``: ``data[i:e]`` is a chunk for
     :func:`encode_long_chunk` when ``e > i``; else ``i`` is ``end`` or, when ``streaming``,
     the start of the first chunk more text could still change (its split's reach passes
-    ``end``, see :mod:`corpustok.kernels.split`)."""
+    ``end``, see :mod:`corpustok.kernels.split`).
+
+    The split runs :data:`AHEAD` chunks ahead of the encoding, in the ring ``work[3]``, and
+    prefetches each chunk's inline cache set when it splits it: a set is one of millions of
+    lines, so a lookup would otherwise wait for memory on every chunk."""
     program = model[1]
-    while i < end:
-        e, reach = chunk_end(data, i, end, program)
-        if streaming and reach > end:
+    fast = cache[3]
+    ring = work[3]
+    p = i  # where the split has got to: AHEAD chunks beyond i at most
+    ahead = 0
+    head = 0
+    while True:
+        while ahead < AHEAD and p < end:  # split ahead, start loading the cache lines
+            e, reach = chunk_end(data, p, end, program)
+            r = ((head + ahead) & (AHEAD - 1)) * RING_WORDS
+            ring[r] = e
+            ring[r + 1] = reach
+            if e - p <= FAST_KEY:
+                k1, k2, k3, tag, first = _fast_key(data, p, e, fast)
+                ring[r + 2], ring[r + 3], ring[r + 4], ring[r + 5] = k1, k2, k3, tag
+                ring[r + 6] = first
+                prefetch(fast, first)
+                prefetch(fast, first + FAST_WORDS)
+            p = e
+            ahead += 1
+        if ahead == 0:
             break
-        n = _encode_chunk(model, cache, work, data, i, e, out, j)
+        r = head * RING_WORDS
+        e = ring[r]
+        if streaming and ring[r + 1] > end:
+            break
+        key = (ring[r + 2], ring[r + 3], ring[r + 4], ring[r + 5], ring[r + 6])
+        n = _encode_chunk(model, cache, work, data, i, e, out, j, key)
         if n < 0:
             return i, e, j
         j += n
         i = e
+        head = (head + 1) & (AHEAD - 1)
+        ahead -= 1
     return i, i, j
 
 
@@ -432,7 +490,8 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     out = np.empty(counts.sum() + FAST_IDS, np.int32)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
-    work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64))
+    work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
+            np.empty(SHORT, np.int32), np.empty(AHEAD * RING_WORDS, np.int64))
     j = 0
     stop = offsets[ndoc]
     for d in range(ndoc):

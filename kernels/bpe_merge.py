@@ -1,13 +1,17 @@
 """BPE merging: the pair table and the two merge loops of one chunk, lowest rank first.
 
-The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's rank,
-one int64 a slot, and the merged id of each rank beside it (:func:`build_pair_table`). A
+The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's order
+value, one int64 a slot (:func:`build_pair_table`): the merged id itself when merged ids
+increase with rank (every vocabulary we know), else the rank, with the merged id of each rank
+in a second array. A
 short chunk is merged by a quadratic scan (:func:`merge_short`), a longer one with a heap
 over a linked list in O(n log n) (:func:`merge_long`); both apply the lowest-rank pair
 first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 """
 import numpy as np
 from numba import njit
+
+from corpustok.kernels.prefetch import prefetch
 
 NO_RANK = np.int64(1) << 62  # rank of a pair the merges do not contain
 PAIR_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
@@ -18,13 +22,19 @@ ID_MASK = np.int64((1 << ID_BITS) - 1)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def _home(key, mask):
+    """The first slot probed for ``key`` (``left << 21 | right``) in a table of ``mask + 1``."""
+    x = key * PAIR_MULT
+    return (x ^ (x >> 29)) & mask
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def _pair_slot(slots, key):
     """Slot of ``key`` (``left << 21 | right``) in the pair table, or of the empty slot where
     it would go. O(1) expected (load factor <= 1/2, linear probing). A slot is one int64,
     ``key << 21 | rank`` (-1 when empty): eight slots a cache line."""
     mask = len(slots) - 1
-    x = key * PAIR_MULT
-    s = (x ^ (x >> 29)) & mask
+    s = _home(key, mask)
     while slots[s] >= 0 and slots[s] >> ID_BITS != key:
         s = (s + 1) & mask
     return s
@@ -51,8 +61,9 @@ def fill_pair_table(left, right, new_id, rank, slots, new_of_rank):
 def build_pair_table(left, right, new_id, rank=None):
     """The pair table ``(slots int64, new_of_rank int32)`` of merges given as three int arrays,
     with their ranks (default: the merges' order, HF's rule; tiktoken's is the merged token's
-    rank, shared by every pair that makes it). A lookup reads one int64 slot; the merged id
-    is read only for the merge applied."""
+    rank, shared by every pair that makes it). When merged ids increase with rank, a slot
+    holds the merged id as the order value and ``new_of_rank`` is empty: a lookup reads one
+    int64 and nothing else (see :func:`merged_id`)."""
     left, right, new_id = (np.asarray(a, np.int64) for a in (left, right, new_id))
     rank = np.arange(len(left), dtype=np.int64) if rank is None else np.asarray(rank, np.int64)
     for name, a in (("token id", np.concatenate([left, right, new_id])), ("merge rank", rank)):
@@ -67,7 +78,19 @@ def build_pair_table(left, right, new_id, rank=None):
     k = fill_pair_table(left, right, new_id, rank, slots, new_of_rank)
     if k >= 0:
         raise ValueError(f"merge {k} has rank {rank[k]}, which another merge gives another id")
+    merged = new_of_rank[new_of_rank >= 0]
+    if np.all(merged[1:] > merged[:-1]):  # ids order pairs as ranks do: keep the ids
+        slots[:] = -1
+        fill_pair_table(left, right, new_id, new_id, slots,
+                        np.full(int(new_id.max(initial=0)) + 1, -1, np.int32))
+        return slots, np.empty(0, np.int32)
     return slots, new_of_rank
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merged_id(new_of_rank, r):
+    """The id a pair of order value ``r`` (not :data:`NO_RANK`) merges into."""
+    return r if len(new_of_rank) == 0 else new_of_rank[r]
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -79,12 +102,37 @@ def _rank(slots, a, b):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_short(ids, n, pairs, rank):
+def _prefetch_pair(slots, a, b):
+    """Start fetching the pair table's line for ``(a, b)``."""
+    prefetch(slots, _home((np.int64(a) << ID_BITS) | np.int64(b), len(slots) - 1))
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _look_up(slots, new_of_rank, ids, n, k, rank, new):
+    """``rank[k]`` and ``new[k]`` of ``ids[:n]``: the rank of the pair at ``k`` and the id it
+    merges into (left unset when it has none). Merges run one after another, each
+    waiting for the table lines of the pairs the one before made, so the id is read now and
+    the lines of the two pairs that merging this one would make are prefetched: when it is
+    merged (and its neighbours are unchanged), its lookups find them in cache."""
+    r = _rank(slots, ids[k], ids[k + 1])
+    rank[k] = r
+    if r != NO_RANK:
+        t = merged_id(new_of_rank, r)
+        new[k] = t
+        if k > 0:
+            _prefetch_pair(slots, ids[k - 1], t)
+        if k + 2 < n:
+            _prefetch_pair(slots, t, ids[k + 2])
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_short(ids, n, pairs, rank, new):
     """Merge ``ids[:n]`` in place by rescanning for the lowest-rank pair (leftmost on ties);
-    returns the new length. O(n^2), fastest for the short chunks that dominate text."""
+    returns the new length. ``rank`` (int64) and ``new`` (int32) are work arrays of ``n``.
+    O(n^2), fastest for the short chunks that dominate text."""
     slots, new_of_rank = pairs
     for k in range(n - 1):
-        rank[k] = _rank(slots, ids[k], ids[k + 1])
+        _look_up(slots, new_of_rank, ids, n, k, rank, new)
     while n > 1:
         best = NO_RANK
         b = -1
@@ -94,14 +142,17 @@ def merge_short(ids, n, pairs, rank):
                 b = k
         if b < 0:
             break
-        ids[b] = new_of_rank[best]
+        ids[b] = new[b]
         for k in range(b + 1, n - 1):
             ids[k] = ids[k + 1]
         for k in range(b + 1, n - 2):
             rank[k] = rank[k + 1]
+            new[k] = new[k + 1]
         n -= 1
-        for k in range(max(b - 1, 0), min(b + 1, n - 1)):
-            rank[k] = _rank(slots, ids[k], ids[k + 1])
+        if b > 0:
+            _look_up(slots, new_of_rank, ids, n, b - 1, rank, new)
+        if b < n - 1:
+            _look_up(slots, new_of_rank, ids, n, b, rank, new)
     return n
 
 
@@ -187,7 +238,7 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
         if ids[k] < 0 or rank[k] != item >> 32:
             continue
         q = nxt[k]
-        ids[k] = new_of_rank[rank[k]]
+        ids[k] = merged_id(new_of_rank, rank[k])
         ids[q] = -1
         rank[q] = STALE
         r = nxt[q]

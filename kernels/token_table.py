@@ -8,6 +8,8 @@ exact.
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.bpe_merge import long_work, merge_long
+
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # a free slot
 LOW = np.uint64(0xFFFFFFFF)
 
@@ -133,3 +135,31 @@ def token_splits(slots, tok_sym, tok_off, plain):
                 merged[n] = i
                 n += 1
     return left[:n], right[:n], merged[:n]
+
+
+@njit(nogil=True, cache=True)
+def unmergeable(tok_sym, tok_off, plain, sym_id, pairs):
+    """Which tokens ``i`` with ``plain[i]`` merging does not reach: the merges of their base
+    symbols' ids (``sym_id``, -1 when missing) with ``pairs`` give anything but ``[i]``.
+
+    A chunk whose symbols are a token is emitted whole (tiktoken's rule); for any other token
+    merging the chunk gives that token, so only these need the lookup. O(total symbols log)."""
+    out = np.zeros(len(plain), np.bool_)
+    longest = 1
+    for i in range(len(plain)):
+        longest = max(longest, tok_off[i + 1] - tok_off[i])
+    ids = np.empty(longest, np.int32)
+    rank, nxt, prv, heap = long_work(longest)
+    for i in range(len(plain)):
+        if not plain[i]:
+            continue
+        n = 0
+        for k in range(tok_off[i], tok_off[i + 1]):
+            t = sym_id[tok_sym[k]]
+            if t >= 0:
+                ids[n] = t
+                n += 1
+        reached = n == tok_off[i + 1] - tok_off[i] and \
+            merge_long(ids, n, pairs, rank, nxt, prv, heap) == 1 and ids[0] == i
+        out[i] = not reached
+    return out

@@ -100,12 +100,15 @@ def merge_cases(draw):
     k = draw(st.integers(2, 5))
     nmerge = draw(st.integers(0, 30))
     rnd = random.Random(draw(st.integers(0, 2**32)))
+    new_ids = list(range(k, k + nmerge))
+    if draw(st.booleans()):  # merged ids not in rank order: the table keeps ranks
+        rnd.shuffle(new_ids)
     ranks, tokens = {}, list(range(k))
     for _ in range(nmerge):
         pair = (rnd.choice(tokens), rnd.choice(tokens))
         if pair not in ranks:
-            ranks[pair] = (len(ranks), k + len(ranks))
-            tokens.append(k + len(ranks) - 1)
+            ranks[pair] = (len(ranks), new_ids[len(ranks)])
+            tokens.append(ranks[pair][1])
     seq = draw(st.lists(st.integers(0, k - 1), max_size=300))
     return ranks, seq
 
@@ -120,7 +123,7 @@ def test_merge_kernels_equal_gpt2_reference(case):
     want = ref_merge(seq, ranks)
     n = len(seq)
     ids = np.array(seq + [0], np.int32)
-    m = merge_short(ids, n, pairs, np.empty(n + 1, np.int64))
+    m = merge_short(ids, n, pairs, np.empty(n + 1, np.int64), np.empty(n + 1, np.int32))
     assert ids[:m].tolist() == want, "merge_short"
     ids = np.array(seq, np.int32)
     m = merge_long(ids, n, pairs, *long_work(n))
@@ -137,7 +140,9 @@ def test_pair_table_states_its_limits():
     with pytest.raises(ValueError, match="merge 1 has rank 7, which another merge gives"):
         build_pair_table([1, 2], [0, 0], [5, 6], rank=[7, 7])
     slots, new_of_rank = build_pair_table([1, 2], [0, 0], [5, 5], rank=[7, 7])  # tiktoken's rule
-    assert new_of_rank[7] == 5
+    assert len(new_of_rank) == 0 and sorted(slots[slots >= 0] & (2**21 - 1)) == [5, 5]
+    slots, new_of_rank = build_pair_table([1, 2], [0, 0], [6, 5])  # ids against rank order
+    assert new_of_rank.tolist() == [6, 5] and sorted(slots[slots >= 0] & (2**21 - 1)) == [0, 1]
 
 
 # --- GPT-2 files: HF ByteLevelBPETokenizer and tiktoken --------------------------------------

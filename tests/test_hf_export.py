@@ -5,6 +5,7 @@ the same ids."""
 import json
 import unicodedata
 
+import numpy as np
 import pytest
 import tiktoken
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ import corpustok
 from conftest import SHARED_DATA, TEST_DATA, read_xz_text, shared_corpus_files
 from corpustok.bpe import BytePairTokenizer
 from corpustok.hf_export import hf_document, save_hf
+from corpustok.kernels.token_table import unmergeable
 from corpustok.pretokenize import PATTERNS
 from corpustok.tiktoken_files import token_string
 from test_pretokenize import assigned_texts as texts
@@ -118,6 +120,24 @@ def test_random_rank_files_equal_tiktoken(words, text):
                             substrate="utf8", whole_chunks=True)
     hf = Tokenizer.from_str(json.dumps(hf_document(tok)))
     assert hf.encode(text).ids == tok.encode(text) == ref.encode_ordinary(text)
+
+
+def test_token_merging_cannot_reach_is_emitted_whole():
+    """'abcd' splits only into (ab, cd), but merging its bytes takes (b, c) first and stops at
+    a bc d. tiktoken emits a chunk that is a token whole; so do we, and it is the one token
+    the whole-chunk lookup table holds (merging reaches every other)."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for w in (b"bc", b"ab", b"cd", b"abcd"):
+        ranks[w] = len(ranks)
+    ref = tiktoken.Encoding("unreachable", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+                            special_tokens={})
+    tok = BytePairTokenizer({token_string(t): r for t, r in ranks.items()}, None,
+                            substrate="utf8", whole_chunks=True)
+    hard = unmergeable(tok._tok_sym, tok._tok_off, tok._exists, tok._sym_id, tok._pairs)
+    assert np.flatnonzero(hard).tolist() == [ranks[b"abcd"]]
+    for text in ("abcd", " abcd abcdabcd abc bcd", "ab cd"):
+        assert tok.encode(text) == ref.encode_ordinary(text)
+    assert tok.encode("abcd") == [ranks[b"abcd"]]
 
 
 def test_gpt2_files_equal_hf(gpt2):
