@@ -30,7 +30,7 @@ from bpe import corpus_sample  # noqa: E402
 
 import corpustok  # noqa: E402
 from corpustok._arrow import utf8_batch  # noqa: E402
-from corpustok.kernels.bpe_encode import chunk_cache  # noqa: E402
+from corpustok.kernels.bpe_cache import chunk_cache  # noqa: E402
 from corpustok.kernels.substrate_codec import count_symbols  # noqa: E402
 from corpustok.pretokenize import split_arrays  # noqa: E402
 

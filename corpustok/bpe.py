@@ -22,16 +22,17 @@ from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
                                   WholeTextEncoder)
 from corpustok.kernels.bpe_decode import expand_ids, stitch_text
-from corpustok.kernels.bpe_encode import chunk_cache, encode_docs
+from corpustok.kernels.bpe_cache import chunk_cache
+from corpustok.kernels.bpe_encode import encode_docs
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
-from corpustok.kernels.token_table import token_splits, unmergeable
+from corpustok.kernels.token_table import token_splits
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize import resolve
 from corpustok.threads import ThreadPools, check_threads
 from corpustok.tokenizer_files import (VocabIds, check_dense_ids, gpt2_files, hf_bpe_model,
                                        is_id, merge_ids, read_json, short, string_list,
-                                       token_table, vocab_ids)
+                                       token_table, vocab_ids, whole_chunk_table)
 from corpustok.ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
@@ -118,12 +119,9 @@ class BytePairTokenizer:
             self._merges = None
         else:
             self._build_merges(merges, strings)
-        # a chunk that is a token merging reaches gives that token anyway: only the others
-        # need a lookup (none in the rank files we know), in a table that stays in cache
         self._whole_chunks = bool(whole_chunks)
-        hard = unmergeable(self._tok_sym, self._tok_off, plain, self._sym_id, self._pairs) \
-            if whole_chunks else np.zeros(0, bool)
-        self._whole = (token_table(self._tok_sym, self._tok_off, hard) if hard.any() else
+        self._whole = (whole_chunk_table(self._tok_sym, self._tok_off, plain, self._sym_id,
+                                         self._pairs) if whole_chunks else
                        np.empty(0, np.uint64), self._tok_sym, self._tok_off)
         self._local = threading.local()
         self._pools = ThreadPools()

@@ -10,7 +10,7 @@ from itertools import chain, islice, repeat
 import numpy as np
 
 from corpustok._arrow import id_array
-from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens
+from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens, unmergeable
 from corpustok.python_split import SUPPORTED, kernel_pattern, steps
 from corpustok.ube import alphabet
 
@@ -321,6 +321,15 @@ def token_table(tok_sym, tok_off, plain):
     slots = np.full(size, EMPTY, np.uint64)  # numpy's: huge pages where the system has them
     fill_token_table(slots, tok_sym, tok_off, plain, np.empty(len(plain), np.uint64))
     return slots
+
+
+def whole_chunk_table(tok_sym, tok_off, plain, sym_id, pairs):
+    """The token table of tiktoken's rule (a chunk that is a token is emitted whole), holding
+    only the tokens merging does not reach: a chunk that is any other token merges into it
+    anyway. Empty when there are none (every rank file we know), so the rule costs no lookup;
+    else small enough to stay in cache."""
+    hard = unmergeable(tok_sym, tok_off, plain, sym_id, pairs)
+    return token_table(tok_sym, tok_off, hard) if hard.any() else np.empty(0, np.uint64)
 
 
 MERGE_STEP = 1 << 18  # merges per pass of merge_ids (temporaries of about 60 MB)

@@ -12,16 +12,12 @@ symbol; such symbols are skipped, as HF's BPE model without an unknown token ski
 Merging applies the lowest-rank pair first, the leftmost on ties, which is exactly HF's
 ``Word::merge_all`` and GPT-2's ``bpe()``.
 
-Chunks (pre-tokenizer pieces) are looked up first in a bounded cache keyed by the chunk's
-bytes: an inline part, one 64-byte line per slot holding the key and the ids of a chunk of at
-most 24 bytes and 8 ids (nearly every chunk), so a hit reads one cache line; and a general part
-``(meta, c_key, c_ids)`` for the longer ones (4-slot probing). Both are fixed-size flat arrays
-with least-used eviction and aging, so memory is constant. The cache is a pure memo: results
-never depend on its state.
+Chunks (pre-tokenizer pieces) are looked up first in the bounded chunk cache of
+:mod:`corpustok.kernels.bpe_cache` (a pure memo: results never depend on its state).
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank, new)``: :func:`_next_special`,
+over these tuples and the work arrays ``(ids, rank, new, ring)``: :func:`_next_special`,
 :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
@@ -29,6 +25,9 @@ arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
+                                         IN_GENERAL, cache_find, cache_get, cache_put,
+                                         chunk_hash, fast_key, general_put, same_bytes)
 from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
 from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split import chunk_end
@@ -36,28 +35,10 @@ from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_sy
 from corpustok.kernels.token_table import find_token
 from corpustok.kernels.unicode import short_char_length, utf8_step
 
-FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
-FNV_PRIME = np.int64(1099511628211)
 SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
-CACHE_KEY = 64  # chunks longer than this many bytes are not cached
-CACHE_IDS = 32  # nor chunks of more tokens
-CACHE_PROBES = 4
-HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
-# The inline cache: one 64-byte line per slot, 2-way sets. Word 0 is the tag: hash bits 63..16,
-# length 15..11, id count 10..7, uses 6..0 (0 everywhere: empty); words 1-3 the chunk's bytes
-# (little-endian, zero-padded); words 4-7 its ids, two int32 a word.
-FAST_WORDS = 8
-FAST_KEY = 24
-FAST_IDS = 8
-FAST_PER_SLOT = 4  # inline slots per slot of the general cache
-IN_GENERAL = 15  # an inline id count meaning: this short chunk's ids are in the general cache
 AHEAD = 4  # chunks split ahead of the one encoded, their cache lines loading meanwhile
-RING_WORDS = 8  # a chunk split ahead: end, reach, then its _fast_key
-K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
-K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
-K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
-BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
+RING_WORDS = 8  # a chunk split ahead: end, reach, then its fast_key
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -109,85 +90,10 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
     return n
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _chunk_hash(data, s, e):
-    """FNV-1a of ``data[s:e]`` with a final mix. O(e - s)."""
-    h = FNV_OFFSET
-    for i in range(s, e):
-        h = (h ^ np.int64(data[i])) * FNV_PRIME
-    return h ^ (h >> 31)
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _same_bytes(a, i, b, j, n):
-    """Whether ``a[i:i + n]`` equals ``b[j:j + n]``. O(n)."""
-    for k in range(n):
-        if a[i + k] != b[j + k]:
-            return False
-    return True
-
-
-def chunk_cache(slots):
-    """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64
-    [slots, 4], c_key uint8, c_ids int32, inline int64)``, slot ``s`` keeping its bytes at
-    ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``inline`` holds
-    ``FAST_PER_SLOT * slots`` one-line slots for the chunks of at most :data:`FAST_KEY` bytes
-    and :data:`FAST_IDS` ids (nearly all), so a hit reads one cache line."""
-    meta = np.zeros((slots, 4), np.int64)
-    meta[:, BYTES] = -1
-    return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
-            np.zeros(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64))
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _pack(data, s, e):
-    """``data[s:e]`` (at most 8 bytes) as a little-endian int64, zero-padded."""
-    w = np.int64(0)
-    for i in range(s, e):
-        w |= np.int64(data[i]) << (8 * (i - s))
-    return w
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _word(data, s, n):
-    """The first ``n`` (clipped to 0..8) of the 8 bytes at ``data[s:s + 8]``, which must all
-    exist, as a little-endian int64. Unsigned indices let LLVM fuse the eight loads into one."""
-    u = np.uint64(s)
-    w = (np.int64(data[u]) | np.int64(data[u + np.uint64(1)]) << 8 |
-         np.int64(data[u + np.uint64(2)]) << 16 | np.int64(data[u + np.uint64(3)]) << 24 |
-         np.int64(data[u + np.uint64(4)]) << 32 | np.int64(data[u + np.uint64(5)]) << 40 |
-         np.int64(data[u + np.uint64(6)]) << 48 | np.int64(data[u + np.uint64(7)]) << 56)
-    return w & BYTE_MASKS[max(0, min(n, 8))]
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_key(data, s, e, fast):
-    """``(k1, k2, k3, tag, first)`` of chunk ``data[s:e]`` (at most :data:`FAST_KEY` bytes) in
-    the inline cache ``fast``: its bytes as three words (three loads and masks when 24 bytes
-    can be read), the tag word a hit must match, and the first word of its 2-way set (a
-    multiply-xor hash of the key). Inlined into :func:`_encode_run`, its one call site."""
-    length = e - s
-    if s + FAST_KEY <= len(data):
-        k1 = _word(data, s, length)
-        k2 = _word(data, s + 8, length - 8)
-        k3 = _word(data, s + 16, length - 16)
-    else:
-        k1 = _pack(data, s, min(e, s + 8))
-        k2 = _pack(data, min(e, s + 8), min(e, s + 16))
-        k3 = _pack(data, min(e, s + 16), e)
-    h = k1 * K1 ^ k2 * K2 ^ k3 * K3 ^ length
-    h ^= h >> 31
-    h *= K2
-    h ^= h >> 29
-    tag = ((h >> 16) << 16) | (length << 11)
-    first = (h & (len(fast) // FAST_WORDS - 1) & ~np.int64(1)) * FAST_WORDS
-    return k1, k2, k3, tag, first
-
-
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _fast_chunk(model, cache, work, data, s, e, out, j, key):
     """:func:`_general_chunk` through the inline cache, for a chunk of at most
-    :data:`FAST_KEY` bytes whose :func:`_fast_key` is ``key``: a hit compares four words and
+    :data:`FAST_KEY` bytes whose :func:`fast_key` is ``key``: a hit compares four words and
     copies all :data:`FAST_IDS` id slots of the line (``out`` has that much slack), so a hit
     takes no data-dependent branch. A miss merges; the result fills an empty way of
     the set, else the less used one, halving the other's uses. A result of more than
@@ -214,7 +120,7 @@ def _fast_chunk(model, cache, work, data, s, e, out, j, key):
     if n < 0 or n > CACHE_IDS:
         return n
     if n > FAST_IDS:
-        _general_put(cache, data, s, e, out, j, n)
+        general_put(cache, data, s, e, out, j, n)
     other = first + FAST_WORDS
     uses0 = fast[first] & 0x7F
     uses1 = fast[other] & 0x7F
@@ -231,68 +137,6 @@ def _fast_chunk(model, cache, work, data, s, e, out, j, key):
         hi = np.int64(out[j + k + 1]) << 32 if k + 1 < min(n, FAST_IDS) else np.int64(0)
         fast[b + 4 + (k >> 1)] = lo | hi
     return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _cache_find(cache, data, s, e, h):
-    """Slot holding chunk ``data[s:e]`` (hash ``h``), or ``-1 - slot`` of the slot to fill.
-
-    Probes ``CACHE_PROBES`` consecutive slots; a hit bumps the slot's use count. On a miss the
-    slot to fill is an empty one, else the least used, and the probed counts are halved, so
-    frequent chunks stay while one-off chunks (most of a text's distinct ones) cycle through.
-    O(CACHE_PROBES + chunk length).
-    """
-    meta, c_key, _, _ = cache
-    mask = len(meta) - 1
-    base = h & mask
-    length = e - s
-    empty = -1
-    victim = base
-    for t in range(CACHE_PROBES):
-        slot = (base + t) & mask
-        if meta[slot, BYTES] < 0:
-            if empty < 0:
-                empty = slot
-            continue
-        if meta[slot, HASH] == h and meta[slot, BYTES] == length and \
-                _same_bytes(data, s, c_key, slot * CACHE_KEY, length):
-            if meta[slot, USES] < 1 << 20:
-                meta[slot, USES] += 1
-            return slot
-        if meta[slot, USES] < meta[victim, USES]:
-            victim = slot
-    if empty >= 0:
-        return -1 - empty
-    for t in range(CACHE_PROBES):
-        meta[(base + t) & mask, USES] >>= 1
-    return -1 - victim
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _cache_get(cache, slot, out, j):
-    """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
-    meta, _, c_ids, _ = cache
-    n = meta[slot, IDS]
-    base = slot * CACHE_IDS
-    for k in range(n):
-        out[j + k] = c_ids[base + k]
-    return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _cache_put(cache, slot, data, s, e, h, out, j, n):
-    """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
-    meta, c_key, c_ids, _ = cache
-    meta[slot, HASH] = h
-    meta[slot, BYTES] = e - s
-    meta[slot, IDS] = n
-    meta[slot, USES] = 1
-    base = slot * CACHE_KEY
-    for k in range(e - s):
-        c_key[base + k] = data[s + k]
-    base = slot * CACHE_IDS
-    for k in range(n):
-        c_ids[base + k] = out[j + k]
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -365,29 +209,20 @@ def _general_chunk(model, cache, work, data, s, e, out, j):
     :data:`FAST_IDS` ids (up to :data:`CACHE_IDS`)."""
     if e - s > CACHE_KEY:
         return _merge_chunk(model, work, data, s, e, out, j)
-    h = _chunk_hash(data, s, e)
-    slot = _cache_find(cache, data, s, e, h)
+    h = chunk_hash(data, s, e)
+    slot = cache_find(cache, data, s, e, h)
     if slot >= 0:
-        return _cache_get(cache, slot, out, j)
+        return cache_get(cache, slot, out, j)
     n = _merge_chunk(model, work, data, s, e, out, j)
     if (e - s > FAST_KEY or n > FAST_IDS) and 0 <= n <= CACHE_IDS:
-        _cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
+        cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
     return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _general_put(cache, data, s, e, out, j, n):
-    """Keep chunk ``data[s:e]`` -> ``out[j:j + n]`` in the general cache (unless there already)."""
-    h = _chunk_hash(data, s, e)
-    slot = _cache_find(cache, data, s, e, h)
-    if slot < 0:
-        _cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _encode_chunk(model, cache, work, data, s, e, out, j, key):
     """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches (inline, with the
-    chunk's :func:`_fast_key` ``key`` when it is short enough, then general), merging on a
+    chunk's :func:`fast_key` ``key`` when it is short enough, then general), merging on a
     miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a call, every
     field of its tuples is passed again for every chunk."""
     if e - s <= FAST_KEY:
@@ -419,7 +254,7 @@ def _encode_run(model, cache, work, data, i, end, streaming, out, j):
             ring[r] = e
             ring[r + 1] = reach
             if e - p <= FAST_KEY:
-                k1, k2, k3, tag, first = _fast_key(data, p, e, fast)
+                k1, k2, k3, tag, first = fast_key(data, p, e, fast)
                 ring[r + 2], ring[r + 3], ring[r + 4], ring[r + 5] = k1, k2, k3, tag
                 ring[r + 6] = first
                 prefetch(fast, first)
@@ -457,7 +292,7 @@ def _next_special(data, p, end, specials):
             for k in range(len(sp_id)):
                 a = sp_off[k]
                 n = sp_off[k + 1] - a
-                if n > best and p + n <= end and _same_bytes(data, p, sp_data, a, n):
+                if n > best and p + n <= end and same_bytes(data, p, sp_data, a, n):
                     best = n
                     tok = sp_id[k]
             if best:

@@ -1,0 +1,176 @@
+"""The chunk cache of byte-level BPE encoding: chunk bytes -> ids, bounded, two parts.
+
+An inline part, one 64-byte line a slot holding the key and the ids of a chunk of at most
+:data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly every chunk), 2-way sets, so a hit
+reads one cache line; and a general part ``(meta, c_key, c_ids)`` for the longer ones (4-slot
+probing). Both are fixed-size flat arrays with least-used eviction and aging, so memory is
+constant. The cache is a pure memo: results never depend on its state. The encoder
+(:mod:`corpustok.kernels.bpe_encode`) probes it and fills it on a miss.
+"""
+import numpy as np
+from numba import njit
+
+FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
+FNV_PRIME = np.int64(1099511628211)
+CACHE_KEY = 64  # chunks longer than this many bytes are not cached
+CACHE_IDS = 32  # nor chunks of more tokens
+CACHE_PROBES = 4
+HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
+# The inline cache: one 64-byte line per slot, 2-way sets. Word 0 is the tag: hash bits 63..16,
+# length 15..11, id count 10..7, uses 6..0 (0 everywhere: empty); words 1-3 the chunk's bytes
+# (little-endian, zero-padded); words 4-7 its ids, two int32 a word.
+FAST_WORDS = 8
+FAST_KEY = 24
+FAST_IDS = 8
+FAST_PER_SLOT = 4  # inline slots per slot of the general cache
+IN_GENERAL = 15  # an inline id count meaning: this short chunk's ids are in the general cache
+K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
+K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
+K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
+BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def chunk_hash(data, s, e):
+    """FNV-1a of ``data[s:e]`` with a final mix. O(e - s)."""
+    h = FNV_OFFSET
+    for i in range(s, e):
+        h = (h ^ np.int64(data[i])) * FNV_PRIME
+    return h ^ (h >> 31)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def same_bytes(a, i, b, j, n):
+    """Whether ``a[i:i + n]`` equals ``b[j:j + n]``. O(n)."""
+    for k in range(n):
+        if a[i + k] != b[j + k]:
+            return False
+    return True
+
+
+def chunk_cache(slots):
+    """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64
+    [slots, 4], c_key uint8, c_ids int32, inline int64)``, slot ``s`` keeping its bytes at
+    ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``inline`` holds
+    ``FAST_PER_SLOT * slots`` one-line slots for the chunks of at most :data:`FAST_KEY` bytes
+    and :data:`FAST_IDS` ids (nearly all), so a hit reads one cache line."""
+    meta = np.zeros((slots, 4), np.int64)
+    meta[:, BYTES] = -1
+    return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
+            np.zeros(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64))
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _pack(data, s, e):
+    """``data[s:e]`` (at most 8 bytes) as a little-endian int64, zero-padded."""
+    w = np.int64(0)
+    for i in range(s, e):
+        w |= np.int64(data[i]) << (8 * (i - s))
+    return w
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _word(data, s, n):
+    """The first ``n`` (clipped to 0..8) of the 8 bytes at ``data[s:s + 8]``, which must all
+    exist, as a little-endian int64. Unsigned indices let LLVM fuse the eight loads into one."""
+    u = np.uint64(s)
+    w = (np.int64(data[u]) | np.int64(data[u + np.uint64(1)]) << 8 |
+         np.int64(data[u + np.uint64(2)]) << 16 | np.int64(data[u + np.uint64(3)]) << 24 |
+         np.int64(data[u + np.uint64(4)]) << 32 | np.int64(data[u + np.uint64(5)]) << 40 |
+         np.int64(data[u + np.uint64(6)]) << 48 | np.int64(data[u + np.uint64(7)]) << 56)
+    return w & BYTE_MASKS[max(0, min(n, 8))]
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def fast_key(data, s, e, fast):
+    """``(k1, k2, k3, tag, first)`` of chunk ``data[s:e]`` (at most :data:`FAST_KEY` bytes) in
+    the inline cache ``fast``: its bytes as three words (three loads and masks when 24 bytes
+    can be read), the tag word a hit must match, and the first word of its 2-way set (a
+    multiply-xor hash of the key). Inlined into :func:`_encode_run`, its one call site."""
+    length = e - s
+    if s + FAST_KEY <= len(data):
+        k1 = _word(data, s, length)
+        k2 = _word(data, s + 8, length - 8)
+        k3 = _word(data, s + 16, length - 16)
+    else:
+        k1 = _pack(data, s, min(e, s + 8))
+        k2 = _pack(data, min(e, s + 8), min(e, s + 16))
+        k3 = _pack(data, min(e, s + 16), e)
+    h = k1 * K1 ^ k2 * K2 ^ k3 * K3 ^ length
+    h ^= h >> 31
+    h *= K2
+    h ^= h >> 29
+    tag = ((h >> 16) << 16) | (length << 11)
+    first = (h & (len(fast) // FAST_WORDS - 1) & ~np.int64(1)) * FAST_WORDS
+    return k1, k2, k3, tag, first
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def cache_find(cache, data, s, e, h):
+    """Slot holding chunk ``data[s:e]`` (hash ``h``), or ``-1 - slot`` of the slot to fill.
+
+    Probes ``CACHE_PROBES`` consecutive slots; a hit bumps the slot's use count. On a miss the
+    slot to fill is an empty one, else the least used, and the probed counts are halved, so
+    frequent chunks stay while one-off chunks (most of a text's distinct ones) cycle through.
+    O(CACHE_PROBES + chunk length).
+    """
+    meta, c_key, _, _ = cache
+    mask = len(meta) - 1
+    base = h & mask
+    length = e - s
+    empty = -1
+    victim = base
+    for t in range(CACHE_PROBES):
+        slot = (base + t) & mask
+        if meta[slot, BYTES] < 0:
+            if empty < 0:
+                empty = slot
+            continue
+        if meta[slot, HASH] == h and meta[slot, BYTES] == length and \
+                same_bytes(data, s, c_key, slot * CACHE_KEY, length):
+            if meta[slot, USES] < 1 << 20:
+                meta[slot, USES] += 1
+            return slot
+        if meta[slot, USES] < meta[victim, USES]:
+            victim = slot
+    if empty >= 0:
+        return -1 - empty
+    for t in range(CACHE_PROBES):
+        meta[(base + t) & mask, USES] >>= 1
+    return -1 - victim
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def cache_get(cache, slot, out, j):
+    """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
+    meta, _, c_ids, _ = cache
+    n = meta[slot, IDS]
+    base = slot * CACHE_IDS
+    for k in range(n):
+        out[j + k] = c_ids[base + k]
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def cache_put(cache, slot, data, s, e, h, out, j, n):
+    """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
+    meta, c_key, c_ids, _ = cache
+    meta[slot, HASH] = h
+    meta[slot, BYTES] = e - s
+    meta[slot, IDS] = n
+    meta[slot, USES] = 1
+    base = slot * CACHE_KEY
+    for k in range(e - s):
+        c_key[base + k] = data[s + k]
+    base = slot * CACHE_IDS
+    for k in range(n):
+        c_ids[base + k] = out[j + k]
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def general_put(cache, data, s, e, out, j, n):
+    """Keep chunk ``data[s:e]`` -> ``out[j:j + n]`` in the general cache (unless there already)."""
+    h = chunk_hash(data, s, e)
+    slot = cache_find(cache, data, s, e, h)
+    if slot < 0:
+        cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
