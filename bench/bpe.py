@@ -22,7 +22,9 @@ picks some):
    with the pattern of :data:`corpustok.pretokenize.PATTERNS`), gigatoken and HF ``tokenizers``
    (the tokenizer.json of ``BytePairTokenizer.to_hf()``), ids checked against corpustok's. gigatoken and HF cache the ids of chunks across calls, so
    their "fresh" rows time a new tokenizer per run, warmed up on 1 MB of other corpus text;
-   gigatoken's "same text again" row shows what its cache gives on text it has seen.
+   gigatoken's "same text again" row shows what its cache gives on text it has seen. The
+   corpustok/gigatoken ratio is also printed from fresh pairs timed back to back (the machine's
+   speed drifts between rows on a shared host).
 
 Medians of ``--runs`` runs after a warm-up; wall-clock and process CPU time are both printed
 because the machine may be shared (CPU time is the cost when a core is not time-sliced).
@@ -211,6 +213,19 @@ def modern_contenders(stem, lines, arr, held_out, runs):
             giga, lambda tok: tok.encode_batch(lines, parallel=False), runs)
         rows[f"gigatoken encode_batch, same text again {stem}"] = timed(
             lambda: warm.encode_batch(lines, parallel=False), runs)
+        # the machine's speed drifts between rows: pairs timed back to back (in turns first)
+        # give the ratio
+        ratios = []
+        for r in range(runs):
+            pair = [lambda: timed_cold(giga, lambda tok: tok.encode_batch(lines, parallel=False),
+                                       1)[1],
+                    lambda: timed_cold(lambda: fresh_corpustok(path, held_out),
+                                       lambda tok: tok.encode_batch(arr), 1)[1]]
+            times = [f() for f in (pair if r % 2 == 0 else pair[::-1])]
+            ratios.append(times[0] / times[1] if r % 2 == 0 else times[1] / times[0])
+        print(f"  {stem}: corpustok's speed / gigatoken's, both fresh, CPU time, {runs} pairs "
+              f"back to back: median {statistics.median(ratios):.2f} ("
+              + ", ".join(f"{r:.2f}" for r in ratios) + ")")
     doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/test_hf_export.py)
     hf = Tokenizer.from_str(doc)
     others["HF"] = [e.ids for e in hf.encode_batch(lines)]

@@ -10,11 +10,13 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 import corpustok
 from corpustok import reference, ube
 from corpustok.bpe import BytePairTokenizer
 from corpustok.kernels.bpe_merge import build_pair_table, long_work, merge_long, merge_short
+from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
 from corpustok.threads import MIN_BYTES_PER_THREAD, ranges
@@ -128,6 +130,21 @@ def test_merge_kernels_equal_gpt2_reference(case):
     ids = np.array(seq, np.int32)
     m = merge_long(ids, n, pairs, *long_work(n))
     assert ids[:m].tolist() == want, "merge_long"
+
+
+@njit(cache=False)
+def _sum_with_prefetches(a, stride):
+    total = 0
+    for i in range(len(a)):
+        prefetch(a, (i * stride) % len(a))
+        total += a[i]
+    return total
+
+
+def test_prefetch_changes_no_result():
+    for dtype in (np.int64, np.int32, np.uint8):
+        a = np.arange(1000).astype(dtype)
+        assert _sum_with_prefetches(a, 7919) == int(a.astype(np.int64).sum())
 
 
 def test_pair_table_states_its_limits():

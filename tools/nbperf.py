@@ -1,0 +1,138 @@
+"""Where a BPE encode's time goes, function by function and instruction by instruction, from
+``perf`` samples of the Numba kernels (which have no symbols perf could read).
+
+    .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--annotate NAME]
+
+Runs ``perf record -e cpu-clock`` (a software clock: it works on VMs without hardware
+counters) on a child process that loads TOKENIZER, warms it on 1 MB of the shared corpus, then
+encodes ``--reps`` different ``--mb`` MB samples of it (fresh text, as in a real run). The
+child compiles its kernels into an empty Numba cache, so that every function's code address
+is known; after the timed window it writes each function's address and code bytes. Samples
+inside the window are assigned to the function whose code holds them; ``--annotate`` prints
+one function's disassembly (objdump) with each instruction's share of its samples: a load
+that waits for memory shows as a large share on the instruction after it.
+
+Needs Linux ``perf`` (Debian's linux-perf) and binutils' ``objdump``.
+"""
+import argparse
+import bisect
+import collections
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def child(args, out):
+    """The profiled process: encode, then record the window and every function's code."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import corpustok
+    from bpe import corpus_sample
+    from corpustok._arrow import utf8_batch
+    from numba.core.registry import CPUDispatcher
+
+    tok = corpustok.load(args.tokenizer)
+    batches = [utf8_batch(corpus_sample(args.mb, skip_mb=1 + args.mb * k))
+               for k in range(args.reps)]
+    tok.encode_arrays(utf8_batch(corpus_sample(1)))
+    t0 = time.clock_gettime(time.CLOCK_MONOTONIC)
+    for b in batches:
+        tok.encode_arrays(b)
+    t1 = time.clock_gettime(time.CLOCK_MONOTONIC)
+    import gc
+    funcs = {}
+    for obj in gc.get_objects():
+        if isinstance(obj, CPUDispatcher):
+            for cres in obj.overloads.values():
+                module = getattr(cres.library, "_final_module", None)
+                for fn in module.functions if module is not None else ():
+                    if not fn.is_declaration:
+                        address = cres.library.get_pointer_to_function(fn.name)
+                        if address:
+                            funcs[address] = fn.name
+    starts = sorted(funcs)
+    for k, a in enumerate(starts):
+        size = min(starts[k + 1] - a if k + 1 < len(starts) else 65536, 65536)
+        (out / f"{a}.bin").write_bytes(ctypes.string_at(a, size))
+    mb = args.mb * args.reps
+    (out / "run.json").write_text(json.dumps({"window": [t0, t1], "mb_per_s": mb / (t1 - t0),
+                                              "functions": {str(a): funcs[a] for a in starts}}))
+
+
+def short_name(mangled):
+    """``module.function`` of a Numba symbol (``_ZN9corpustok7kernels9bpe_merge...``)."""
+    m = re.match(r"(?:cfunc\.)?_ZN(.*)", mangled)
+    rest, names = (m.group(1) if m else ""), []
+    while (d := re.match(r"\d+", rest)):
+        n = int(d.group())
+        names.append(rest[d.end():d.end() + n])
+        rest = rest[d.end() + n:]
+    return ".".join(names[-2:]) or mangled[:60]
+
+
+def samples(perf_data, window):
+    """Instruction pointers of the samples taken inside ``window`` (CLOCK_MONOTONIC s)."""
+    text = subprocess.run(["perf", "script", "-i", str(perf_data), "-F", "time,ip"],
+                          capture_output=True, text=True, check=True).stdout
+    ips = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and window[0] <= float(fields[0].rstrip(":")) <= window[1]:
+            ips.append(int(fields[1], 16))
+    return ips
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tokenizer")
+    ap.add_argument("--mb", type=float, default=8)
+    ap.add_argument("--reps", type=int, default=6)
+    ap.add_argument("--annotate", help="a function name (substring) to disassemble")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args, Path(args.child))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(out / "numba"))
+        subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
+                        "-F", "4000", "-o", str(out / "perf.data"), sys.executable, __file__,
+                        args.tokenizer, "--mb", str(args.mb), "--reps", str(args.reps),
+                        "--child", str(out)], env=env, check=True)
+        run = json.loads((out / "run.json").read_text())
+        funcs = {int(a): name for a, name in run["functions"].items()}
+        starts = sorted(funcs)
+        ips = samples(out / "perf.data", run["window"])
+        per_fn, per_ip = collections.Counter(), collections.Counter()
+        for ip in ips:
+            k = bisect.bisect_right(starts, ip) - 1
+            name = funcs[starts[k]] if k >= 0 and ip - starts[k] < 65536 else "(not jitted)"
+            per_fn[name] += 1
+            per_ip[ip] += 1
+        print(f"{len(ips)} samples, {run['mb_per_s']:.1f} MB/s in the window")
+        for name, n in per_fn.most_common(20):
+            print(f"  {n / len(ips):6.1%}  {short_name(name)}")
+        if args.annotate:
+            k = next(k for k, a in enumerate(starts) if args.annotate in funcs[a])
+            a, stop = starts[k], starts[k + 1] if k + 1 < len(starts) else starts[k] + 65536
+            n = sum(c for ip, c in per_ip.items() if a <= ip < stop)
+            print(f"\n{short_name(funcs[a])}: {n} samples")
+            dis = subprocess.run(["objdump", "-D", "-b", "binary", "-mi386:x86-64",
+                                  f"--adjust-vma={a}", str(out / f"{a}.bin")],
+                                 capture_output=True, text=True, check=True).stdout
+            for line in dis.splitlines():
+                m = re.match(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(.*)", line)
+                if m:
+                    ip = int(m.group(1), 16)
+                    print(f"{per_ip.get(ip, 0) / max(n, 1):6.1%} {ip - a:6x}: {m.group(2)}")
+
+
+if __name__ == "__main__":
+    main()
