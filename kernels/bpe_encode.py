@@ -182,8 +182,9 @@ def encode_long_chunk(data, s, e, model, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank, new, ring)`` (not the ring); returns their count, or -1 for a chunk of more than :data:`WORK`
-    bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2) for m symbols."""
+    ``(ids, rank, new, ring)`` (not the ring); returns their count, or -1 for a chunk of more
+    than :data:`WORK` bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2)
+    for m symbols."""
     substrate, _, sym_id, pairs, whole = model
     ids, rank, new, _ = work
     if e - s > WORK:
