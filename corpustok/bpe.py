@@ -120,9 +120,8 @@ class BytePairTokenizer:
         else:
             self._build_merges(merges, strings)
         self._whole_chunks = bool(whole_chunks)
-        self._whole = (whole_chunk_table(self._tok_sym, self._tok_off, plain, self._sym_id,
-                                         self._pairs) if whole_chunks else
-                       np.empty(0, np.uint64), self._tok_sym, self._tok_off)
+        self._whole = whole_chunk_table(self._tok_sym, self._tok_off, plain & self._whole_chunks,
+                                        self._sym_id, self._pairs)
         self._local = threading.local()
         self._pools = ThreadPools()
 

@@ -324,12 +324,14 @@ def token_table(tok_sym, tok_off, plain):
 
 
 def whole_chunk_table(tok_sym, tok_off, plain, sym_id, pairs):
-    """The token table of tiktoken's rule (a chunk that is a token is emitted whole), holding
-    only the tokens merging does not reach: a chunk that is any other token merges into it
-    anyway. Empty when there are none (every rank file we know), so the rule costs no lookup;
-    else small enough to stay in cache."""
+    """The encoder's ``whole`` tuple ``(slots, tok_sym, tok_off)`` for tiktoken's rule (a chunk
+    that is a token is emitted whole) over the tokens ``plain`` marks (none: the rule is off).
+    ``slots`` holds only the tokens merging does not reach: a chunk that is any other token
+    merges into it anyway. Empty when there are none (every rank file we know), so the rule
+    costs no lookup; else small enough to stay in cache."""
     hard = unmergeable(tok_sym, tok_off, plain, sym_id, pairs)
-    return token_table(tok_sym, tok_off, hard) if hard.any() else np.empty(0, np.uint64)
+    slots = token_table(tok_sym, tok_off, hard) if hard.any() else np.empty(0, np.uint64)
+    return slots, tok_sym, tok_off
 
 
 MERGE_STEP = 1 << 18  # merges per pass of merge_ids (temporaries of about 60 MB)
