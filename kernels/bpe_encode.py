@@ -132,9 +132,10 @@ def _fast_chunk(model, cache, work, data, s, e, out, j, key):
     fast[b + 1] = k1
     fast[b + 2] = k2
     fast[b + 3] = k3
+    m = min(n, FAST_IDS)  # IN_GENERAL lines keep no ids
     for k in range(0, FAST_IDS, 2):
-        lo = np.int64(out[j + k]) & 0xFFFFFFFF if k < min(n, FAST_IDS) else np.int64(0)
-        hi = np.int64(out[j + k + 1]) << 32 if k + 1 < min(n, FAST_IDS) else np.int64(0)
+        lo = np.int64(out[j + k]) & 0xFFFFFFFF if k < m else np.int64(0)
+        hi = np.int64(out[j + k + 1]) << 32 if k + 1 < m else np.int64(0)
         fast[b + 4 + (k >> 1)] = lo | hi
     return n
 

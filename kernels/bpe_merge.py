@@ -3,10 +3,10 @@
 The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's order
 value, one int64 a slot (:func:`build_pair_table`): the merged id itself when merged ids
 increase with rank (every vocabulary we know), else the rank, with the merged id of each rank
-in a second array. A
-short chunk is merged by a quadratic scan (:func:`merge_short`), a longer one with a heap
-over a linked list in O(n log n) (:func:`merge_long`); both apply the lowest-rank pair
-first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
+in a second array. A short chunk is merged by a quadratic scan (:func:`merge_short`), a
+longer one with a heap over a linked list in O(n log n) (:func:`merge_long`); both apply the
+lowest-rank pair first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's
+``bpe()``.
 """
 import numpy as np
 from numba import njit
@@ -32,7 +32,7 @@ def _home(key, mask):
 def _pair_slot(slots, key):
     """Slot of ``key`` (``left << 21 | right``) in the pair table, or of the empty slot where
     it would go. O(1) expected (load factor <= 1/2, linear probing). A slot is one int64,
-    ``key << 21 | rank`` (-1 when empty): eight slots a cache line."""
+    ``key << 21 | order value`` (rank or merged id, -1 when empty): eight slots a line."""
     mask = len(slots) - 1
     s = _home(key, mask)
     while slots[s] >= 0 and slots[s] >> ID_BITS != key:
@@ -80,9 +80,8 @@ def build_pair_table(left, right, new_id, rank=None):
         raise ValueError(f"merge {k} has rank {rank[k]}, which another merge gives another id")
     merged = new_of_rank[new_of_rank >= 0]
     if np.all(merged[1:] > merged[:-1]):  # ids order pairs as ranks do: keep the ids
-        slots[:] = -1
-        fill_pair_table(left, right, new_id, new_id, slots,
-                        np.full(int(new_id.max(initial=0)) + 1, -1, np.int32))
+        used = slots >= 0
+        slots[used] = (slots[used] & ~ID_MASK) | new_of_rank[slots[used] & ID_MASK]
         return slots, np.empty(0, np.int32)
     return slots, new_of_rank
 
@@ -95,7 +94,8 @@ def merged_id(new_of_rank, r):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _rank(slots, a, b):
-    """Rank of the pair ``(a, b)``, or :data:`NO_RANK`. O(1) expected."""
+    """Order value (rank or merged id) of the pair ``(a, b)``, or :data:`NO_RANK`. O(1)
+    expected."""
     key = (np.int64(a) << ID_BITS) | np.int64(b)
     v = slots[_pair_slot(slots, key)]
     return v & ID_MASK if v >= 0 else NO_RANK
