@@ -28,7 +28,8 @@ from numba import njit
 from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
                                          IN_GENERAL, cache_find, cache_get, cache_put,
                                          chunk_hash, fast_key, general_put, same_bytes)
-from corpustok.kernels.bpe_merge import long_work, merge_long, merge_short
+from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
+                                         merge_long, merge_short)
 from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split import chunk_end
 from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_symbols
@@ -162,8 +163,10 @@ def _whole_token(data, s, e, substrate, whole, sym):
 @njit(nogil=True, cache=True)
 def encode_long_chunk(data, s, e, model, out, j):
     """Encode a chunk too long for the work arrays in place in ``out[j:]`` (which has room for
-    its base symbols) with :func:`merge_long`; returns the number of ids. O(m log m) time and
-    32 bytes of work memory per symbol for m symbols.
+    its base symbols) with :func:`merge_long`, or from :data:`BUCKET_MIN` symbols with
+    :func:`merge_buckets` where the pair table allows it; returns the number of ids. O(m log
+    m) time (O(m) by buckets) and 32 bytes of work memory per symbol for m symbols (by
+    buckets 24, and 4 bytes per order value).
 
     It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
     is compiled without NRT too, and its work arrays are never freed.
@@ -176,6 +179,9 @@ def encode_long_chunk(data, s, e, model, out, j):
             return 1
     ids = out[j:]
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
+    if n >= BUCKET_MIN and pairs[2] > 0:
+        rank, nxt, prv, below, above, heads = bucket_work(n, pairs[2])
+        return merge_buckets(ids, n, pairs, rank, nxt, prv, below, above, heads)
     rank, nxt, prv, heap = long_work(n)
     return merge_long(ids, n, pairs, rank, nxt, prv, heap)
 

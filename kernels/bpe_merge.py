@@ -4,9 +4,10 @@ The pair table is open addressing over ``(left_id, right_id)`` keys holding the 
 value, one int64 a slot (:func:`build_pair_table`): the merged id itself when merged ids
 increase with rank (every vocabulary we know), else the rank, with the merged id of each rank
 in a second array. A short chunk is merged by a quadratic scan (:func:`merge_short`), a
-longer one with a heap over a linked list in O(n log n) (:func:`merge_long`); both apply the
-lowest-rank pair first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's
-``bpe()``.
+longer one with a heap over a linked list in O(n log n) (:func:`merge_long`), a very long one
+in linear time with a queue of one bucket per order value (:func:`merge_buckets`) where the
+vocabulary allows it; all apply the lowest-rank pair first, the leftmost on ties, exactly as
+HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 """
 import numpy as np
 from numba import njit
@@ -19,6 +20,7 @@ LOW32 = np.int64(0xFFFFFFFF)
 STALE = -1  # merge_long's rank of a position whose pair is gone (ranks are >= 0)
 ID_BITS = 21  # ids and ranks below 2**21: a slot packs left, right and rank in 63 bits
 ID_MASK = np.int64((1 << ID_BITS) - 1)
+BUCKET_MIN = 1 << 14  # symbols from which a chunk is merged by buckets (where allowed)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -59,11 +61,13 @@ def fill_pair_table(left, right, new_id, rank, slots, new_of_rank):
 
 
 def build_pair_table(left, right, new_id, rank=None):
-    """The pair table ``(slots int64, new_of_rank int32)`` of merges given as three int arrays,
-    with their ranks (default: the merges' order, HF's rule; tiktoken's is the merged token's
-    rank, shared by every pair that makes it). When merged ids increase with rank, a slot
-    holds the merged id as the order value and ``new_of_rank`` is empty: a lookup reads one
-    int64 and nothing else (see :func:`merged_id`)."""
+    """The pair table ``(slots int64, new_of_rank int32, buckets int)`` of merges given as
+    three int arrays, with their ranks (default: the merges' order, HF's rule; tiktoken's is
+    the merged token's rank, shared by every pair that makes it). When merged ids increase with
+    rank, a slot holds the merged id as the order value and ``new_of_rank`` is empty: a lookup
+    reads one int64 and nothing else (see :func:`merged_id`). ``buckets``: the number of order
+    values when :func:`merge_buckets` is exact for this table, else 0 (see
+    :func:`_bucket_count`)."""
     left, right, new_id = (np.asarray(a, np.int64) for a in (left, right, new_id))
     rank = np.arange(len(left), dtype=np.int64) if rank is None else np.asarray(rank, np.int64)
     for name, a in (("token id", np.concatenate([left, right, new_id])), ("merge rank", rank)):
@@ -82,8 +86,30 @@ def build_pair_table(left, right, new_id, rank=None):
     if np.all(merged[1:] > merged[:-1]):  # ids order pairs as ranks do: keep the ids
         used = slots >= 0
         slots[used] = (slots[used] & ~ID_MASK) | new_of_rank[slots[used] & ID_MASK]
-        return slots, np.empty(0, np.int32)
-    return slots, new_of_rank
+        new_of_rank = np.empty(0, np.int32)
+    return slots, new_of_rank, _bucket_count(slots, new_of_rank)
+
+
+def _bucket_count(slots, new_of_rank):
+    """``max order value + 1`` when every pair's order value exceeds the order values of the
+    merges that make its two tokens, else 0. Then a merge of order value ``v`` only makes
+    pairs above ``v``, so the pairs of ``v`` are all there when the first is merged and
+    merging them never waits on another value: what :func:`merge_buckets` needs. It holds
+    for merges learned one after another (a merge joins tokens made before it); a rank file
+    may break it (a token made from a pair of later tokens)."""
+    used = slots[slots >= 0]
+    if not len(used):
+        return 0
+    value = used & ID_MASK
+    key = used >> ID_BITS
+    left, right = key >> ID_BITS, key & ID_MASK
+    made = value if len(new_of_rank) == 0 else new_of_rank[value].astype(np.int64)
+    top = int(max(left.max(), right.max(), made.max())) + 1
+    made_at = np.full(top, -1, np.int64)  # the highest order value making each token
+    np.maximum.at(made_at, made, value)
+    if np.all(value > made_at[left]) and np.all(value > made_at[right]):
+        return int(value.max()) + 1
+    return 0
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -130,7 +156,7 @@ def merge_short(ids, n, pairs, rank, new):
     """Merge ``ids[:n]`` in place by rescanning for the lowest-rank pair (leftmost on ties);
     returns the new length. ``rank`` (int64) and ``new`` (int32) are work arrays of ``n``.
     O(n^2), fastest for the short chunks that dominate text."""
-    slots, new_of_rank = pairs
+    slots, new_of_rank, _ = pairs
     for k in range(n - 1):
         _look_up(slots, new_of_rank, ids, n, k, rank, new)
     while n > 1:
@@ -225,7 +251,7 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
     sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
-    slots, new_of_rank = pairs
+    slots, new_of_rank, _ = pairs
     size = 0
     for k in range(n):
         nxt[k] = k + 1
@@ -248,6 +274,105 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
         size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
         if prv[k] >= 0:
             size = _set_pair(ids, nxt, n, prv[k], slots, rank, heap, size)
+    m = 0
+    k = 0
+    while k < n:
+        ids[m] = ids[k]
+        m += 1
+        k = nxt[k]
+    return m
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _unlist(k, rank, heads, below, above):
+    """Take position ``k`` out of its bucket (a doubly linked list through ``below`` and
+    ``above``, from ``heads[value]``) if it is in one."""
+    v = rank[k]
+    if v == STALE:
+        return
+    if below[k] >= 0:
+        above[below[k]] = above[k]
+    else:
+        heads[v] = above[k]
+    if above[k] >= 0:
+        below[above[k]] = below[k]
+    rank[k] = STALE
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _relist(ids, nxt, n, k, slots, rank, heads, below, above):
+    """Put live position ``k`` in the bucket of its pair's order value (none when the merges
+    lack the pair); returns the value, or -1."""
+    _unlist(k, rank, heads, below, above)
+    q = nxt[k]
+    if q >= n:
+        return -1
+    r = _rank(slots, ids[k], ids[q])
+    if r == NO_RANK:
+        return -1
+    rank[k] = r
+    h = heads[r]
+    below[k] = -1
+    above[k] = h
+    if h >= 0:
+        below[h] = k
+    heads[r] = k
+    return r
+
+
+@njit(nogil=True, cache=True)
+def bucket_work(n, values):
+    """Work arrays of :func:`merge_buckets` for ``n`` symbols and ``values`` order values:
+    ``(rank, nxt, prv, below, above, heads)``, int32; 20 bytes per symbol and 4 per value."""
+    if n >= 2**31 - 1:  # int32 links, as long_work
+        raise ValueError("a single pre-token chunk of 2**31 symbols or more")
+    return (np.full(n, STALE, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
+            np.empty(n, np.int32), np.empty(n, np.int32), np.full(values, -1, np.int32))
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_buckets(ids, n, pairs, rank, nxt, prv, below, above, heads):
+    """Merge ``ids[:n]`` in place like :func:`merge_long`, in O(n + order values): each
+    position waits in the bucket of its pair's order value, the buckets emptied lowest
+    first. Exact only for a table whose ``buckets`` is not 0: a merge then makes only pairs
+    of higher values, so a bucket, once reached, gets no more positions, and the pairs of one
+    value touch each other only in chains of consecutive pairs, each merged from its left
+    end, as the leftmost-first rule does. Work arrays of :func:`bucket_work` (``rank`` all
+    :data:`STALE`, ``heads`` all -1; both are left so)."""
+    slots, new_of_rank, _ = pairs
+    for k in range(n):
+        nxt[k] = k + 1
+        prv[k] = k - 1
+    lo = len(heads)
+    hi = -1
+    for k in range(n):
+        r = _relist(ids, nxt, n, k, slots, rank, heads, below, above)
+        if r >= 0:
+            lo = min(lo, r)
+            hi = max(hi, r)
+    v = lo
+    while v <= hi:
+        k = heads[v]
+        if k < 0:
+            v += 1
+            continue
+        while prv[k] >= 0 and rank[prv[k]] == v:  # to the chain's left end
+            k = prv[k]
+        t = merged_id(new_of_rank, v)
+        while True:  # merge along the chain
+            q = nxt[k]
+            _unlist(q, rank, heads, below, above)
+            ids[k] = t
+            r = nxt[q]
+            nxt[k] = r
+            if r < n:
+                prv[r] = k
+            hi = max(hi, _relist(ids, nxt, n, k, slots, rank, heads, below, above))
+            if prv[k] >= 0:
+                hi = max(hi, _relist(ids, nxt, n, prv[k], slots, rank, heads, below, above))
+            if r >= n or rank[r] != v:
+                break
+            k = r
     m = 0
     k = 0
     while k < n:

@@ -15,7 +15,8 @@ from numba import njit
 import corpustok
 from corpustok import reference, ube
 from corpustok.bpe import BytePairTokenizer
-from corpustok.kernels.bpe_merge import build_pair_table, long_work, merge_long, merge_short
+from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, build_pair_table, long_work,
+                                         merge_buckets, merge_long, merge_short)
 from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
@@ -130,6 +131,18 @@ def test_merge_kernels_equal_gpt2_reference(case):
     ids = np.array(seq, np.int32)
     m = merge_long(ids, n, pairs, *long_work(n))
     assert ids[:m].tolist() == want, "merge_long"
+    assert pairs[2] > 0 or not merges  # merges learned in order allow the buckets
+    ids = np.array(seq, np.int32)
+    work = bucket_work(n, pairs[2])
+    m = merge_buckets(ids, n, pairs, *work)
+    assert ids[:m].tolist() == want, "merge_buckets"
+    assert (work[0] == -1).all() and (work[-1] == -1).all()  # left as they must start
+
+
+def test_buckets_refused_where_a_merge_uses_a_later_token():
+    """Merge 0 joins token 3, which merge 1 makes: merging by buckets would miss it."""
+    assert build_pair_table([3, 0], [1, 1], [4, 3])[2] == 0
+    assert build_pair_table([0, 3], [1, 1], [3, 4])[2] == 5  # the same merges learned in order
 
 
 @njit(cache=False)
@@ -156,9 +169,9 @@ def test_pair_table_states_its_limits():
         build_pair_table([1], [0], [5], rank=[2**21])
     with pytest.raises(ValueError, match="merge 1 has rank 7, which another merge gives"):
         build_pair_table([1, 2], [0, 0], [5, 6], rank=[7, 7])
-    slots, new_of_rank = build_pair_table([1, 2], [0, 0], [5, 5], rank=[7, 7])  # tiktoken's rule
+    slots, new_of_rank, _ = build_pair_table([1, 2], [0, 0], [5, 5], rank=[7, 7])  # tiktoken's rule
     assert len(new_of_rank) == 0 and sorted(slots[slots >= 0] & (2**21 - 1)) == [5, 5]
-    slots, new_of_rank = build_pair_table([1, 2], [0, 0], [6, 5])  # ids against rank order
+    slots, new_of_rank, _ = build_pair_table([1, 2], [0, 0], [6, 5])  # ids against rank order
     assert new_of_rank.tolist() == [6, 5] and sorted(slots[slots >= 0] & (2**21 - 1)) == [0, 1]
 
 
@@ -198,6 +211,20 @@ def test_adversarial_long_chunks_match_tiktoken(gpt2):
     for text in ("a" * 5000, "!?" * 3000, " " * 4000 + "x", "1" * 3000, "性" * 2000,
                  "ab" * 2500 + "a", ("x" * 300 + " ") * 10):
         assert gpt2.encode(text) == enc.encode_ordinary(text)
+
+
+def test_very_long_chunks_by_buckets_match_hf(gpt2, hf_gpt2):
+    """Chunks of BUCKET_MIN symbols and more are merged by buckets (GPT-2's merges allow it):
+    runs, periods, letters drawn at random (chains of equal pairs meeting everywhere)."""
+    assert gpt2._pairs[2] > 0
+    rnd = random.Random(5)
+    n = BUCKET_MIN + 7
+    texts = ["a" * n, "ab" * (n // 2) + "a", "aab" * (n // 3), "性" * (n // 3 + 1),
+             "".join(rnd.choice("ab") for _ in range(n)),
+             "".join(rnd.choice("etaoinshr") for _ in range(n)), "!?" * (n // 2)]
+    ours = gpt2.encode_batch(texts).to_pylist()
+    assert ours == [e.ids for e in hf_gpt2.encode_batch(texts)]
+    assert ours[0] == tiktoken_gpt2().encode_ordinary(texts[0])
 
 
 # Words at the inline cache's limits (24 bytes, 8 ids) and past them, ASCII and CJK (many ids in
