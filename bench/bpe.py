@@ -12,19 +12,22 @@ picks some):
    mode, and ``encode_ordinary_batch``), all giving the same ids (checked).
 2. 32K vocabularies trained on ``--train-mb`` MB of the same text: HF ``utf8``
    byte-level BPE (encoded by corpustok, HF and tiktoken), corpustok ``ube``, and
-   SentencePiece BPE; training times are printed as set-up information.
+   SentencePiece BPE; training times are printed as set-up information. Then the three
+   substrates side by side, each trained by corpustok (utf8, ube, utf16), timed in turns.
 3. Linear scaling on adversarial input: 1 MB and 16 MB of one letter, of one punctuation
    character, of letters without spaces.
 4. The split alone (``split_arrays``, one kernel call over the batch) for every named
    pre-tokenizer, against GPT-2's.
-5. Modern rank files from ``../shared/data/vocab/modern`` (skipped when absent): cl100k_base
-   (whose pattern Llama 3 uses) and o200k_base, corpustok vs tiktoken (built from the rank file
-   with the pattern of :data:`corpustok.pretokenize.PATTERNS`), gigatoken and HF ``tokenizers``
-   (the tokenizer.json of ``BytePairTokenizer.to_hf()``), ids checked against corpustok's. gigatoken and HF cache the ids of chunks across calls, so
-   their "fresh" rows time a new tokenizer per run, warmed up on 1 MB of other corpus text;
-   gigatoken's "same text again" row shows what its cache gives on text it has seen. The
-   corpustok/gigatoken ratio is also printed from fresh pairs timed back to back (the machine's
-   speed drifts between rows on a shared host).
+5. Against gigatoken: GPT-2 (its tokenizer.json, from ``BytePairTokenizer.to_hf()``) and the
+   modern rank files of ``../shared/data/vocab/modern`` (skipped when absent): cl100k_base
+   (whose pattern Llama 3 uses) and o200k_base. corpustok vs tiktoken (GPT-2's from its
+   vocabulary, the others from the rank file with the pattern of
+   :data:`corpustok.pretokenize.PATTERNS`), gigatoken and HF ``tokenizers`` (the
+   tokenizer.json of ``to_hf()``), ids checked against corpustok's. gigatoken and HF cache
+   the ids of chunks across calls, so their "fresh" rows time a new tokenizer per run, warmed
+   up on 1 MB of other corpus text; gigatoken's "same text again" row shows what its cache
+   gives on text it has seen. The corpustok/gigatoken ratio is also printed from fresh pairs
+   timed back to back (the machine's speed drifts between rows on a shared host).
 
 Medians of ``--runs`` runs after a warm-up; wall-clock and process CPU time are both printed
 because the machine may be shared (CPU time is the cost when a core is not time-sliced).
@@ -69,12 +72,19 @@ def report(rows, nbytes, ref):
               f"{nbytes / cpu / base:20.2f}")
 
 
+CORPORA = {"mix": None,  # every shared corpus file
+           "multilingual": ("udhr.txt.xz", "gflanguages_samples.txt.xz")}  # 500+ languages
+CORPUS = ["mix"]  # --corpus
+
+
 def corpus_sample(mb, skip_mb=0):
-    """Lines from every shared corpus file, the same share of ``mb`` MB from each (the first
-    ``mb`` MB of the sorted files would be one English manual), after the same share of
-    ``skip_mb`` MB (text held out from a sample taken with ``skip_mb=0``)."""
+    """Lines from every file of the chosen shared corpus (:data:`CORPUS`), the same share of
+    ``mb`` MB from each (the first ``mb`` MB of the sorted files would be one English manual),
+    after the same share of ``skip_mb`` MB (text held out from a sample taken with
+    ``skip_mb=0``)."""
     import lzma
-    files = sorted(SHARED_CORPUS.glob("*.txt.xz"))
+    names = CORPORA[CORPUS[0]]
+    files = sorted(p for p in SHARED_CORPUS.glob("*.txt.xz") if names is None or p.name in names)
     if not files:
         sys.exit(f"benchmark corpus not found: {SHARED_CORPUS}/*.txt.xz")
     lines = []
@@ -171,19 +181,23 @@ def fresh_corpustok(path, held_out):
     return tok
 
 
-def modern_contenders(stem, lines, arr, held_out, runs):
-    """Rows and id-mismatch counts (vs corpustok) for one modern rank file; a contender whose
-    package is missing is named and skipped. ``held_out``: other corpus lines, to warm up the
-    tokenizers that cache (lazy regex states and a chunk cache, as after a long run)."""
+def rank_file_tiktoken(stem):
+    """tiktoken's Encoding of a modern rank file, with its pattern."""
     import tiktoken
     import tiktoken.load
+    ranks = tiktoken.load.load_tiktoken_bpe(str(MODERN / f"{stem}.tiktoken"))
+    return tiktoken.Encoding(stem, pat_str=PATTERNS[MODERN_FILES[stem]], special_tokens={},
+                             mergeable_ranks=ranks)
+
+
+def modern_contenders(stem, path, enc, lines, arr, held_out, runs):
+    """Rows and id-mismatch counts (vs corpustok) for one tokenizer file (a rank file, or an
+    HF tokenizer.json) and its tiktoken ``enc``; a contender whose package is missing is named
+    and skipped. ``held_out``: other corpus lines, to warm up the tokenizers that cache (lazy
+    regex states and a chunk cache, as after a long run)."""
     from tokenizers import Tokenizer
 
-    path = MODERN / f"{stem}.tiktoken"
-    pattern = PATTERNS[MODERN_FILES[stem]]
     ours = corpustok.load(path)
-    ranks = tiktoken.load.load_tiktoken_bpe(str(path))
-    enc = tiktoken.Encoding(stem, pat_str=pattern, special_tokens={}, mergeable_ranks=ranks)
     ids = ours.encode_batch(lines).to_pylist()
     others = {"tiktoken": enc.encode_ordinary_batch(lines, num_threads=1)}
     rows = {f"corpustok encode_batch(list[str]) {stem}": timed(lambda: ours.encode_batch(lines),
@@ -204,7 +218,8 @@ def modern_contenders(stem, lines, arr, held_out, runs):
         print("  gigatoken not installed: its rows are skipped (pip install gigatoken==0.10.0)")
     if gigatoken is not None:
         def giga():
-            tok = gigatoken.Tokenizer.from_tiktoken(path)
+            tok = (gigatoken.Tokenizer.from_tiktoken(path) if path.suffix == ".tiktoken" else
+                   gigatoken.Tokenizer(str(path)))
             tok.encode_batch(held_out, parallel=False)
             return tok
         warm = giga()
@@ -295,6 +310,25 @@ def trained(args, lines, arr, nbytes):
     for name, tok in ((f"utf8-{k}", ours_utf8), (f"ube-{k}", ours_ube)):
         n = len(tok.encode_batch(arr).flatten())
         print(f"  {name}: {n} tokens, {nbytes / n:.2f} bytes/token")
+    substrate_speeds({s: (ours_ube if s == "ube" else
+                          BytePairTokenizer.train(train_lines, args.vocab_size, substrate=s))
+                      for s in ("utf8", "ube", "utf16")}, arr, nbytes, args.runs)
+
+
+def substrate_speeds(toks, arr, nbytes, runs):
+    """CPU MB/s of ``encode_batch`` for each substrate's tokenizer (trained by corpustok on the
+    same text, same size), in turns each run, and the ratio to utf8's (the goal: within 10%)."""
+    cpu = {s: [] for s in toks}
+    for tok in toks.values():
+        tok.encode_batch(arr)  # warm-up: compile, fill the cache as every later run finds it
+    for _ in range(runs):
+        for s, tok in toks.items():
+            c = time.process_time()
+            tok.encode_batch(arr)
+            cpu[s].append(time.process_time() - c)
+    speed = {s: nbytes / statistics.median(cpu[s]) / 1e6 for s in toks}
+    print("  substrates, each trained by corpustok on the same text (CPU MB/s, x utf8): " +
+          ", ".join(f"{s} {speed[s]:.1f} ({speed[s] / speed['utf8']:.2f}x)" for s in toks))
 
 
 def adversarial(ours, enc, hf):
@@ -325,6 +359,9 @@ def main():
     ap.add_argument("--train-mb", type=float, default=8, help="MB to train the 32K vocabularies")
     ap.add_argument("--vocab-size", type=int, default=32000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--corpus", choices=CORPORA, default="mix",
+                    help="text: every shared corpus file (mix) or the UDHR and Google Fonts' "
+                    "language samples (multilingual, 500+ languages) (default: %(default)s)")
     ap.add_argument("--parts", default="1,2,3,4,5",
                     help="comma-separated parts to run (see the module docstring)")
     ap.add_argument("--threads", default="1",
@@ -332,6 +369,7 @@ def main():
                          "e.g. 1,2 (default: %(default)s)")
     args = ap.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
+    CORPUS[:] = [args.corpus]
     THREADS[:] = sorted({int(n) for n in args.threads.split(",")})
 
     from tokenizers import ByteLevelBPETokenizer
@@ -341,7 +379,8 @@ def main():
     lines = corpus_sample(args.mb)
     nbytes = sum(len(t.encode("utf-8")) for t in lines)
     arr = pa.array(lines, pa.large_string())
-    print(f"input: shared corpus, an equal share of each of its files, {len(lines)} lines, "
+    print(f"input: shared corpus ({args.corpus}), an equal share of each of its files, "
+          f"{len(lines)} lines, "
           f"{nbytes / 1e6:.1f} MB; "
           f"medians of {args.runs} runs")
 
@@ -371,11 +410,20 @@ def main():
         print("\n[5] modern rank files (../shared/data/vocab/modern); gigatoken "
               f"{package_version('gigatoken')}; \"fresh\": a new tokenizer per run, warmed up on "
               f"{sum(len(t.encode()) for t in held_out) / 1e6:.1f} MB of other corpus text")
+        with tempfile.TemporaryDirectory() as tmp:  # GPT-2 as a tokenizer.json, for gigatoken
+            gpt2_json = Path(tmp) / "tokenizer.json"
+            gpt2_json.write_text(json.dumps(BytePairTokenizer.from_hf(
+                GPT2 / "vocab.json", GPT2 / "merges.txt").to_hf()), "utf-8")
+            gpt2_enc = tiktoken_from_vocab(json.loads((GPT2 / "vocab.json").read_text("utf-8")),
+                                           "gpt2")
+            report(modern_contenders("gpt2", gpt2_json, gpt2_enc, lines, arr, held_out,
+                                     args.runs), nbytes, "tiktoken loop encode_ordinary gpt2")
         for stem in MODERN_FILES:
             if not (MODERN / f"{stem}.tiktoken").exists():
                 print(f"  {MODERN / (stem + '.tiktoken')} not found: skipped")
                 continue
-            report(modern_contenders(stem, lines, arr, held_out, args.runs), nbytes,
+            report(modern_contenders(stem, MODERN / f"{stem}.tiktoken", rank_file_tiktoken(stem),
+                                     lines, arr, held_out, args.runs), nbytes,
                    f"tiktoken loop encode_ordinary {stem}")
 
 

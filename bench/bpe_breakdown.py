@@ -11,12 +11,15 @@ Stages are measured by running the real kernels on the same text in ways that is
 - **as run**: the default encode on the full text (12% of GPT-2's shared-mix chunks occur once
   in 7 MB, so misses are a floor no cache size removes).
 
-CPU time medians of ``--runs`` (default 5), one thread. The peers' whole encodes on this text
-are in ``bench/bpe.py``.
+CPU time medians of ``--runs`` (default 5), one thread. Beside them, what can be timed of
+gigatoken from outside (when installed): its encode of new text, of the same text again (every
+chunk cached: split, hash, probe, copy) and ``pretokenized_counts`` (its split and a count per
+distinct chunk). The peers' whole encodes on this text are in ``bench/bpe.py``.
 
 Usage: ``python bench/bpe_breakdown.py [--mb 8] [--runs 5] [--tokenizer PATH]``.
 """
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -26,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, banner  # noqa: E402
-from bpe import corpus_sample  # noqa: E402
+from bpe import corpus_sample, package_version  # noqa: E402
 
 import corpustok  # noqa: E402
 from corpustok._arrow import utf8_batch  # noqa: E402
@@ -97,6 +100,40 @@ def main():
         print(f"  {name:34s} {ns * 1e9:9.1f} {ns * 1e9 / per_chunk:8.2f}")
     print(f"  {'as run (default cache)':34s} {as_run / nchunks * 1e9:9.1f} "
           f"{as_run / nbytes * 1e9:8.2f}   = {nbytes / as_run / 1e6:.1f} MB/s")
+    gigatoken_stages(args.tokenizer, tok, lines, nbytes, nchunks, args.runs, args.mb)
+
+
+def gigatoken_stages(path, tok, lines, nbytes, nchunks, runs, mb):
+    """gigatoken's figures on the same text, per chunk of our split and per byte."""
+    try:
+        import gigatoken
+        from gigatoken.gigatoken_rs import pretokenized_counts
+    except ImportError:
+        print("  gigatoken not installed (pip install gigatoken==0.10.0): its rows skipped")
+        return
+    held_out = corpus_sample(1, skip_mb=mb)  # warm-up text it has not seen
+
+    def load():
+        g = (gigatoken.Tokenizer.from_tiktoken(path) if str(path).endswith(".tiktoken") else
+             gigatoken.Tokenizer.from_json(json.dumps(tok.to_hf())))
+        g.encode_batch(held_out, parallel=False)
+        return g
+
+    fresh = []
+    for _ in range(runs):
+        g = load()
+        t = time.process_time()
+        g.encode_batch(lines, parallel=False)
+        fresh.append(time.process_time() - t)
+    fresh = statistics.median(fresh)
+    again = cpu_median(lambda: g.encode_batch(lines, parallel=False), runs)
+    text = "".join(lines).encode()
+    split = cpu_median(lambda: pretokenized_counts(text), runs)
+    print(f"  gigatoken {package_version('gigatoken')}, the same text:")
+    for name, s in (("split + count (pretokenized_counts)", split),
+                    ("same text again (all hits)", again), ("new text (as run)", fresh)):
+        print(f"  {name:34s} {s / nchunks * 1e9:9.1f} {s / nbytes * 1e9:8.2f}   = "
+              f"{nbytes / s / 1e6:.1f} MB/s")
 
 
 if __name__ == "__main__":

@@ -102,6 +102,39 @@ def kernel_mbps(tokenizer, path, runs):
     return nbytes / 1e6 / statistics.median(times)
 
 
+def shard_stages(tokenizer, path, shards=12):
+    """CPU ms per shard of each step a worker runs, without Beam, over the first ``shards``
+    shards: read (Parquet row group to a DocBatch), the kernel (``encode_arrays``), the rest
+    of ``tokenize_batch`` (markers, input checksum, the token table) and ``write_shard``. The
+    kernel runs on a second tokenizer that sees the same shards, so both caches match."""
+    import corpustok
+    from corpustok._arrow import one_array, utf8_batch
+    from corpustok.pipeline.read import read_documents
+    from corpustok.pipeline.shards import write_shard
+    from corpustok.pipeline.tokenize import tokenize_batch
+    tok, alone = corpustok.load(tokenizer), corpustok.load(tokenizer)
+    spent = dict.fromkeys(("read", "kernel", "tokenize_batch glue", "write"), 0.0)
+    out = tempfile.mkdtemp(prefix="corpustok-stages-")
+    docs = read_documents(path)
+    for _ in range(shards):
+        c = time.process_time()
+        batch = next(docs)
+        spent["read"] += time.process_time() - c
+        texts = utf8_batch(one_array(batch.table.column("text")))
+        c = time.process_time()
+        alone.encode_arrays(texts)
+        kernel = time.process_time() - c
+        spent["kernel"] += kernel
+        c = time.process_time()
+        tb = tokenize_batch(tok, batch)
+        spent["tokenize_batch glue"] += time.process_time() - c - kernel
+        c = time.process_time()
+        write_shard(out, tb, "0" * 64, "0" * 16)
+        spent["write"] += time.process_time() - c
+    shutil.rmtree(out)
+    return {k: 1e3 * v / shards for k, v in spent.items()}
+
+
 def _tree_rss(root):
     """Summed RSS (bytes) of ``root`` and its descendants (the driver and its workers), read
     from /proc/PID/task/*/children: a few files per sample, not every process on the host
@@ -135,18 +168,30 @@ def steady_mbps(out, workers):
     return sum(b for _, b in entries[workers:]) / 1e6 / span
 
 
-def run_child(tokenizer, path, out, workers):
-    """Run the pipeline in a child process; returns (seconds, peak tree RSS bytes, text bytes,
-    steady-state MB/s)."""
+# Local modes: (workers as processes, kernel threads per batch, Beam options). "threads"
+# runs Beam's own multi_threading mode: two bundles at a time in one process.
+MODES = {"1": (1, 1, ()), "2p": (2, 1, ()), "1x2t": (1, 2, ()),
+         "2t": (None, 1, ("--direct_running_mode=multi_threading", "--direct_num_workers=2"))}
+PARALLEL = {"1": 1, "2p": 2, "1x2t": 1, "2t": 2}  # shards in flight at once
+CORES = {"1": 1, "2p": 2, "1x2t": 2, "2t": 2}
+
+
+def run_child(tokenizer, path, out, mode):
+    """Run the pipeline in a child process in local ``mode`` (a :data:`MODES` key); returns
+    (seconds, peak tree RSS bytes, text bytes, steady-state MB/s)."""
+    workers, threads, beam_args = MODES[mode]
     code = ("import json, sys\n"
             "from corpustok.pipeline.workers import keep_freed_memory\n"
             "keep_freed_memory()  # as the corpustok command does\n"
             "from corpustok.pipeline.run import tokenize\n"
-            "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))\n"
+            "w, t, b = json.loads(sys.argv[4])\n"
+            "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=w, threads=t, "
+            "beam_args=b)\n"
             "print(json.dumps({'ok': r.ok, 'bytes': r.manifest['totals']['bytes'], "
             "'seconds': r.seconds}))\n")
     shutil.rmtree(out, ignore_errors=True)
-    proc = subprocess.Popen([sys.executable, "-c", code, path, out, tokenizer, str(workers)],
+    proc = subprocess.Popen([sys.executable, "-c", code, path, out, tokenizer,
+                             json.dumps([workers, threads, list(beam_args)])],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True, text=True)
     peak = 0
@@ -156,7 +201,7 @@ def run_child(tokenizer, path, out, workers):
     res = json.loads(proc.stdout.read().strip().splitlines()[-1])
     if proc.returncode or not res["ok"]:
         sys.exit(f"pipeline run failed: {res}")
-    return res["seconds"], peak, res["bytes"], steady_mbps(out, workers)
+    return res["seconds"], peak, res["bytes"], steady_mbps(out, PARALLEL[mode])
 
 
 def main():
@@ -167,6 +212,10 @@ def main():
                     "vocab.txt for WordPiece)")
     ap.add_argument("--sizes", default="100,1000", help="input sizes in MB")
     ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median)")
+    ap.add_argument("--modes", default="1,2p",
+                    help="local modes, comma-separated: 1 (one worker in-process), 2p (2 worker "
+                    "processes), 1x2t (one worker, 2 kernel threads a batch), 2t (Beam's "
+                    "multi_threading, 2 bundles at once); run in turns, one run of each a round")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "corpustok-bench"),
                     help="folder for the generated inputs and outputs")
     args = ap.parse_args()
@@ -181,34 +230,44 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
     print(f"python {platform.python_version()}, numba {numba.__version__}, pyarrow "
           f"{pa.__version__}, apache-beam {apache_beam.__version__}")
-    print(f"tokenizer: {args.tokenizer}; median of {args.runs} runs; FnApiRunner (1 worker "
-          "in-process, 2 workers multi_processing)")
+    modes = args.modes.split(",")
+    for m in modes:
+        if m not in MODES:
+            sys.exit(f"unknown mode {m!r}: one of {', '.join(MODES)}")
+    print(f"tokenizer: {args.tokenizer}; median of {args.runs} runs, modes in turns; "
+          "FnApiRunner")
     docs = corpus_documents()
     rows = []
     for mb in (int(s) for s in args.sizes.split(",")):
         path = build_input(args.work, mb, docs)
         kern = kernel_mbps(args.tokenizer, path, args.runs)
-        for workers in (1, 2):
-            results = [run_child(args.tokenizer, path, os.path.join(args.work, "out"), workers)
-                       for _ in range(args.runs)]
-            secs = statistics.median(r[0] for r in results)
-            peak = max(r[1] for r in results)
-            steady = statistics.median(r[3] for r in results)
-            mbps = results[0][2] / 1e6 / secs
-            rows.append((mb, results[0][2] / 1e6, workers, secs, mbps, steady, kern,
-                         peak / 2**20))
-            print(f"  {mb} MB, {workers} worker(s): {secs:.1f} s, {mbps:.1f} MB/s "
+        stages = shard_stages(args.tokenizer, path)
+        print(f"  {mb} MB: CPU ms per shard, one worker without Beam: " +
+              ", ".join(f"{k} {v:.0f}" for k, v in stages.items()), flush=True)
+        results = {m: [] for m in modes}
+        for _ in range(args.runs):
+            for m in modes:
+                results[m].append(run_child(args.tokenizer, path,
+                                            os.path.join(args.work, "out"), m))
+        for m in modes:
+            res = results[m]
+            secs = statistics.median(r[0] for r in res)
+            peak = max(r[1] for r in res)
+            steady = statistics.median(r[3] for r in res)
+            mbps = res[0][2] / 1e6 / secs
+            rows.append((mb, res[0][2] / 1e6, m, secs, mbps, steady, kern, peak / 2**20))
+            print(f"  {mb} MB, mode {m}: {secs:.1f} s, {mbps:.1f} MB/s "
                   f"({steady:.1f} MB/s steady), peak RSS {peak / 2**20:,.0f} MiB", flush=True)
     print()
-    print("| input | text MB | workers | wall s | pipeline MB/s | steady MB/s | kernel MB/s "
-          "(1 core) | pipeline / (workers x kernel) | steady / (workers x kernel) | "
+    print("| input | text MB | mode | wall s | pipeline MB/s | steady MB/s | kernel MB/s "
+          "(1 core) | pipeline / (cores x kernel) | steady / (cores x kernel) | "
           "peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for mb, text_mb, w, secs, mbps, steady, kern, peak in rows:
-        print(f"| {mb} MB | {text_mb:,.0f} | {w} | {secs:.1f} | {mbps:.1f} | {steady:.1f} | "
-              f"{kern:.1f} | {mbps / (w * kern):.0%} | {steady / (w * kern):.0%} | "
+    for mb, text_mb, m, secs, mbps, steady, kern, peak in rows:
+        c = CORES[m]
+        print(f"| {mb} MB | {text_mb:,.0f} | {m} | {secs:.1f} | {mbps:.1f} | {steady:.1f} | "
+              f"{kern:.1f} | {mbps / (c * kern):.0%} | {steady / (c * kern):.0%} | "
               f"{peak:,.0f} |")
-
 
 if __name__ == "__main__":
     main()

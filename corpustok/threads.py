@@ -34,7 +34,8 @@ def ranges(offsets, threads):
 
 
 class ThreadPools:
-    """Lazily created thread pools, one per thread count, closed with their owner."""
+    """Lazily created thread pools, one per thread count, closed with their owner; a copy
+    (pickle) starts with none."""
 
     def __init__(self):
         self._pools = {}
@@ -58,6 +59,9 @@ class ThreadPools:
         lengths = np.concatenate([np.diff(r[1]) for r in results])
         np.cumsum(lengths, out=out[1:])
         return ids, out, np.concatenate([r[2] for r in results])
+
+    def __reduce__(self):
+        return ThreadPools, ()
 
     def __del__(self):
         for pool in self._pools.values():

@@ -40,9 +40,11 @@ class Tokenizer(Protocol):
     def encode_batch(self, texts) -> pa.ListArray:
         """int32 ids of each text of a list of str or an Arrow string array; null -> null."""
 
-    def encode_arrays(self, batch: Utf8Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode_arrays(self, batch: Utf8Batch, *, threads: int = 1
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a UTF-8 batch: the
-        form the pipeline writes; ``replaced`` counts U+FFFD substitutions per document."""
+        form the pipeline writes; ``replaced`` counts U+FFFD substitutions per document.
+        ``threads`` > 1 runs document ranges in that many threads, with the same result."""
 
     def stream(self) -> TokenStream:
         """An incremental encoder (bounded memory for documents of any size)."""

@@ -21,6 +21,7 @@ from corpustok._arrow import id_lists, list_array, replace_surrogates, string_ar
 from corpustok.kernels import wordpiece_walk as K
 from corpustok.kernels.wordpiece_build import (build_trie, e2e_table, in_ranges, symbol_table,
                                                two_level)
+from corpustok.threads import ThreadPools, check_threads
 from corpustok.tokenizer_files import (VocabIds, hf_added_tokens, hf_vocab, is_id,
                                        read_json, short, string_list)
 from corpustok.wordpiece_stream import WordPieceStream
@@ -140,6 +141,7 @@ class WordPiece:
         self._cache = None if cache is None else os.fspath(cache)
         self._built = None
         self._decode_tables = None
+        self._pools = ThreadPools()
 
     @property
     def _arrays(self):
@@ -326,22 +328,29 @@ class WordPiece:
     def _capacity(self, n_bytes, n_docs):
         return int(n_bytes * float(self._arrays["items_per_byte"])) + n_docs + 1
 
-    def _run(self, batch, tables):
-        offsets = batch.offsets
-        n = len(offsets) - 1
-        out = np.empty(self._capacity(int(offsets[-1] - offsets[0]), n), np.int32)
-        out_offsets = np.empty(n + 1, np.int64)
-        replaced = np.zeros(n, np.int64)
-        total, _ = K.e2e_run(batch.data, offsets, offsets[-1], 1, *tables, out, 0, out_offsets,
-                             replaced, np.zeros(K.STATE_SIZE, np.int64))
+    def _run(self, batch, tables, threads=1):
+        """The kernel over the batch, on ``threads`` threads (document ranges, joined in
+        order: the same ids for any count)."""
+
+        def part(offsets):
+            n = len(offsets) - 1
+            out = np.empty(self._capacity(int(offsets[-1] - offsets[0]), n), np.int32)
+            out_offsets = np.empty(n + 1, np.int64)
+            replaced = np.zeros(n, np.int64)
+            total, _ = K.e2e_run(batch.data, offsets, offsets[-1], 1, *tables, out, 0,
+                                 out_offsets, replaced, np.zeros(K.STATE_SIZE, np.int64))
+            return out[:total], out_offsets, replaced
+
+        ids, out_offsets, replaced = self._pools.run(part, batch.offsets, check_threads(threads))
         if batch.replaced is not None:
             replaced += batch.replaced
-        return out[:total], out_offsets, replaced
+        return ids, out_offsets, replaced
 
-    def encode_arrays(self, batch):
-        """One kernel call over a :class:`~corpustok._arrow.Utf8Batch`: returns ``(ids int32,
-        offsets int64 [n+1], replaced int64 [n])``."""
-        return self._run(batch, self._e2e_args())
+    def encode_arrays(self, batch, *, threads=1):
+        """One kernel call over a :class:`~corpustok._arrow.Utf8Batch` (one per thread with
+        ``threads`` > 1, same ids): returns ``(ids int32, offsets int64 [n+1], replaced int64
+        [n])``."""
+        return self._run(batch, self._e2e_args(), threads)
 
     def encode(self, text):
         """Ids of one text (no ``[CLS]``/``[SEP]``)."""
@@ -350,11 +359,12 @@ class WordPiece:
         ids, _, _ = self.encode_arrays(utf8_batch([text]))
         return ids.tolist()
 
-    def encode_batch(self, texts):
+    def encode_batch(self, texts, *, threads=1):
         """``pa.ListArray`` of int32 ids for a list of str or an Arrow string array (null text
-        -> null list). One kernel call; Arrow input is read without copying."""
+        -> null list). One kernel call (one per thread with ``threads`` > 1, same ids); Arrow
+        input is read without copying."""
         batch = utf8_batch(texts)
-        ids, offsets, _ = self.encode_arrays(batch)
+        ids, offsets, _ = self.encode_arrays(batch, threads=threads)
         return list_array(offsets, ids, batch.valid)
 
     def encode_words(self, words):

@@ -77,7 +77,7 @@ def _cmd_tokenize(args, beam_args):
     from corpustok.pipeline.run import summary, tokenize
     shard_bytes = int(args.shard_mb * 1e6)
     workers = _choose_workers("tokenize", args, shard_bytes)
-    with _worker_log(workers, args.verbose) as log:
+    with _worker_log(workers, args.local_mode, args.verbose) as log:
         result = tokenize(args.inputs, args.out, _tokenizer_spec(args),
                           id_column=None if args.no_id else args.id_column,
                           text_column=args.text_column, bos=args.bos, eos=args.eos,
@@ -85,7 +85,8 @@ def _cmd_tokenize(args, beam_args):
                           max_doc_bytes=int(args.max_doc_mb * 1e6),
                           write_rejects=args.rejects, txt_docs=args.txt_docs,
                           beam_args=beam_args,
-                          workers=workers, progress=not args.no_progress, mode=args.mode,
+                          workers=workers, local_mode=args.local_mode,
+                          progress=not args.no_progress, mode=args.mode,
                           worker_log=log, on_remove=_say_removed,
                           on_tokenizer=lambda tok: _say_casing("tokenize", args, tok))
     print(summary(result))
@@ -107,11 +108,11 @@ def _say_removed(path):
 
 
 @contextmanager
-def _worker_log(workers, verbose=False):
+def _worker_log(workers, local_mode, verbose=False):
     """A temporary file for the output of local worker processes (None without any, or with
     ``--verbose``: their output then goes to stderr): kept and named when the job fails in a
     way the one-line messages do not explain (exit 3), removed otherwise."""
-    if not workers or workers < 2 or verbose:
+    if not workers or workers < 2 or local_mode != "processes" or verbose:
         yield None
         return
     path = cleanup.make("corpustok-workers-", ".log")
@@ -165,10 +166,11 @@ def _cmd_train(args, beam_args):
     from corpustok.pipeline.train import train
     from corpustok.pipeline.read import DEFAULT_SHARD_BYTES
     workers = _choose_workers("train", args, DEFAULT_SHARD_BYTES)
-    with _worker_log(workers, args.verbose) as log:
+    with _worker_log(workers, args.local_mode, args.verbose) as log:
         info = train(args.inputs, args.out, vocab_size=args.vocab_size,
                      substrate=args.substrate, text_column=args.text_column,
-                     beam_args=beam_args, workers=workers, special_tokens=args.special_tokens,
+                     beam_args=beam_args, workers=workers, local_mode=args.local_mode,
+                     special_tokens=args.special_tokens,
                      pretokenizer=args.pretokenizer, worker_log=log, txt_docs=args.txt_docs)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
@@ -238,9 +240,9 @@ def _cmd_export_tokenizer(args):
 def _cmd_main(args):
     from corpustok.pipeline.main_job import run_main
     _warn_workers("main", args.workers)
-    with _worker_log(args.workers, args.verbose) as log:
+    with _worker_log(args.workers, args.local_mode, args.verbose) as log:
         return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers,
-                        worker_log=log)
+                        local_mode=args.local_mode, worker_log=log)
 
 
 class _QuietOptionalDeps(logging.Filter):

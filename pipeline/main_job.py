@@ -6,11 +6,14 @@ import os
 import time
 
 from corpustok.pipeline import demo
+from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE
 
 
-def run_main(out_dir="out", vocab_size=2048, workers=None, say=print, worker_log=None):
-    """Run the job; returns the exit code (0 when every shard verifies). ``worker_log``: a
-    file for the local worker processes' output (default: the caller's stderr)."""
+def run_main(out_dir="out", vocab_size=2048, workers=None, say=print, worker_log=None,
+             local_mode=DEFAULT_LOCAL_MODE):
+    """Run the job; returns the exit code (0 when every shard verifies). ``workers``: local
+    workers, threads or processes (``local_mode``); ``worker_log``: a file for the local
+    worker processes' output (default: the caller's stderr)."""
     import corpustok
 
     from corpustok.pipeline.run import summary, tokenize
@@ -20,14 +23,14 @@ def run_main(out_dir="out", vocab_size=2048, workers=None, say=print, worker_log
     os.makedirs(out_dir, exist_ok=True)
     tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")
     info = train([sample], tok_file, vocab_size=vocab_size, substrate="ube", workers=workers,
-                 worker_log=worker_log)
+                 local_mode=local_mode, worker_log=worker_log)
     tok = corpustok.load(tok_file)
     say(f"corpustok main: trained a UBE BPE tokenizer ({tok.vocab_size:,} ids) on the embedded "
         f"UDHR sample ({info['documents']:,} documents, {info['bytes'] / 1e6:.2f} MB) in "
         f"{info['seconds']:.1f} s -> {tok_file}")
     shards = os.path.join(out_dir, "shards")
     result = tokenize([sample], shards, tok_file, shard_bytes=128 << 10, workers=workers,
-                      progress=True, worker_log=worker_log)
+                      local_mode=local_mode, progress=True, worker_log=worker_log)
     t0 = time.perf_counter()
     check = verify_shards(shards, tok)
     say(summary(result))

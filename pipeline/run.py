@@ -1,9 +1,11 @@
 """Running the tokenize job: options, runner choice, progress, the result.
 
 Local runs use the FnApiRunner directly (Beam 2.77's DirectRunner first tries to download the
-Prism runner, which fails offline); ``--direct_running_mode multi_processing
---direct_num_workers N`` scales it over cores. Any other Beam option passes through, so
-``--runner DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
+Prism runner, which fails offline); ``workers`` > 1 scales it over cores, as threads of this
+process (Beam's ``multi_threading`` mode, the default: the kernels release the GIL, and it was
+the fastest mode end to end with half the memory, docs/decisions.md) or as worker processes
+(``multi_processing``). Any other Beam option passes through, so ``--runner
+DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
 """
 import json
 import re
@@ -20,7 +22,8 @@ from corpustok.pipeline.progress import Progress
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, input_kind
 from corpustok.pipeline.shards import file_sha256
 from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
-from corpustok.pipeline.workers import available_cores, local_workers_env
+from corpustok.pipeline.workers import (DEFAULT_LOCAL_MODE, LOCAL_MODES, available_cores,
+                                       local_workers_env)
 
 DEFAULT_MAX_REJECT_FRACTION = 0.5
 
@@ -75,14 +78,18 @@ def check_beam_args(beam_args):
                          "an Apache Beam pipeline option (see --help)")
 
 
-def beam_options(beam_args=(), workers=None):
+def beam_options(beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE):
     """``(PipelineOptions, runner or None)``: FnApiRunner unless ``--runner`` is given;
-    ``workers`` > 1 selects the multi-processing mode with that many processes."""
+    ``workers`` > 1 runs that many local workers, threads or processes (``local_mode``, a
+    :data:`LOCAL_MODES` key)."""
     from apache_beam.options.pipeline_options import PipelineOptions
     check_beam_args(beam_args)
+    if local_mode not in LOCAL_MODES:
+        raise ValueError(f"local mode {local_mode!r}: one of {', '.join(LOCAL_MODES)}")
     args = list(beam_args)
     if workers and workers > 1:
-        args += ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+        args += [f"--direct_running_mode={LOCAL_MODES[local_mode]}",
+                 f"--direct_num_workers={workers}"]
     options = PipelineOptions(args)
     runner = None
     if not any(a == "--runner" or a.startswith("--runner=") for a in args):
@@ -164,8 +171,9 @@ def _job_inputs(out_dir, mode, paths, columns, txt_docs):
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
              eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
              max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, txt_docs="line",
-             beam_args=(), workers=None, progress=False, mode=None, worker_log=None,
-             on_remove=None, on_tokenizer=None) -> RunResult:
+             beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE, threads=1,
+             progress=False, mode=None, worker_log=None, on_remove=None,
+             on_tokenizer=None) -> RunResult:
     """Tokenize ``inputs`` (files or globs, each optionally with its columns:
     ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return the
     result. ``txt_docs``: a document per line (``"line"``) or per paragraph
@@ -180,14 +188,15 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     folder cannot be written. ``worker_log``: a file that local worker processes write their
     output to (default: the caller's stderr); ``on_remove(path)`` is called for each file of a
     previous job that ``overwrite`` deletes, as it goes; ``on_tokenizer(tok)`` once the
-    tokenizer is loaded, before the job starts.
+    tokenizer is loaded, before the job starts. ``workers``: local workers, as threads or
+    processes (``local_mode``); ``threads``: kernel threads of each batch call.
     """
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
 
     from corpustok.pipeline.transforms import NAMESPACE, tokenize_to_shards
 
-    options, runner = beam_options(beam_args, workers)
+    options, runner = beam_options(beam_args, workers, local_mode)
     files.use_options(options)  # remote paths are read below, before the pipeline exists
     patterns, paths, duplicates, columns = resolve_inputs(inputs, id_column, text_column)
     check_out_dir(out_dir, patterns, paths)
@@ -207,7 +216,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:
         p = beam.Pipeline(runner=runner, options=options)
         tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
-                           max_doc_bytes=max_doc_bytes, run_id=claim.run_id)
+                           max_doc_bytes=max_doc_bytes, run_id=claim.run_id, threads=threads)
         try:
             with local_workers_env(worker_log), \
                     Progress(out_dir, paths, show=progress, local=runner is not None) as prog:

@@ -107,10 +107,12 @@ def _add_markers(ids, offsets, bos, eos):
     return out, new_offsets
 
 
-def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
-    """``(ids, offsets, replaced, nbytes, batch)`` for an Arrow text array: one batch call,
-    plus a bounded stream per document longer than ``max_doc_bytes``; ``batch`` is the
-    texts' ``Utf8Batch`` view (reused for the input checksum)."""
+def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, threads=1):
+    """``(ids, offsets, replaced, nbytes, batch)`` for an Arrow text array: one batch call
+    (on ``threads`` threads), plus a bounded stream per document longer than
+    ``max_doc_bytes``; ``batch`` is the texts' ``Utf8Batch`` view (reused for the input
+    checksum). A tokenizer factory's object need not know ``threads`` when it is 1."""
+    kw = {} if threads == 1 else {"threads": threads}
     batch = utf8_batch(texts)
     nbytes = np.diff(batch.offsets)
     huge = np.flatnonzero(nbytes > max_doc_bytes)
@@ -119,9 +121,9 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
         blank[huge] = True
         kept = utf8_batch(pc.if_else(pa.array(blank), pa.scalar(b"" if batch.binary else "",
                                                                 texts.type), texts))
-        ids, offsets, replaced = tok.encode_arrays(kept)
+        ids, offsets, replaced = tok.encode_arrays(kept, **kw)
     else:
-        ids, offsets, replaced = tok.encode_arrays(batch)
+        ids, offsets, replaced = tok.encode_arrays(batch, **kw)
     ids = np.asarray(ids, np.int32)
     offsets = np.asarray(offsets, np.int64)
     replaced = np.array(replaced, np.int64)
@@ -162,13 +164,14 @@ def input_checksum(ids: pa.Array, texts) -> str:
 
 
 def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
-                   max_doc_bytes=DEFAULT_MAX_DOC_BYTES) -> TokenBatch:
-    """Tokenize one ``DocBatch``; null/empty texts and null ids (when the input has ids)
-    become rejects (with the reader's own)."""
+                   max_doc_bytes=DEFAULT_MAX_DOC_BYTES, threads=1) -> TokenBatch:
+    """Tokenize one ``DocBatch`` (the kernel on ``threads`` threads); null/empty texts and
+    null ids (when the input has ids) become rejects (with the reader's own)."""
     t = batch.table
     n = t.num_rows
     texts = one_array(t.column("text"))
-    ids, offsets, replaced, nbytes, text_batch = encode_documents(tok, texts, max_doc_bytes)
+    ids, offsets, replaced, nbytes, text_batch = encode_documents(tok, texts, max_doc_bytes,
+                                                                   threads)
     valid = text_batch.valid
     replaced = replaced + t.column("replaced").to_numpy()
     null = np.zeros(n, bool) if valid is None else ~valid

@@ -17,7 +17,7 @@ from corpustok.pipeline import files
 from corpustok.pipeline.inputs import resolve_inputs
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS
 from corpustok.pipeline.shards import write_json
-from corpustok.pipeline.workers import local_workers_env
+from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, local_workers_env
 
 
 def _sizes(batch):
@@ -58,7 +58,8 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
 
 def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
           workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=(),
-          pretokenizer="gpt2", worker_log=None, txt_docs="line"):
+          pretokenizer="gpt2", worker_log=None, txt_docs="line",
+          local_mode=DEFAULT_LOCAL_MODE):
     """Train a BPE tokenizer on ``inputs`` (files or globs, each optionally with its text
     column: ``INPUT:text=COL``, see ``inputs``) and save it to ``out``; ``txt_docs``: what a
     document of a ``.txt`` input is (``"line"`` or ``"paragraph"``).
@@ -69,7 +70,8 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     and the errors of unreadable inputs (the rest is still used). Raises ValueError for bad arguments, an output
     folder that does not exist, or inputs of which no document could be read (then no
     tokenizer is written). ``worker_log``: a file for the local worker processes' output
-    (default: the caller's stderr).
+    (default: the caller's stderr); ``workers``: local workers, threads or processes
+    (``local_mode``).
     """
     import apache_beam as beam
 
@@ -88,7 +90,7 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     folder = None if files.is_remote(out) else os.path.dirname(os.path.abspath(out))
     if folder is not None and not os.path.isdir(folder):
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
-    options, runner = beam_options(beam_args, workers)
+    options, runner = beam_options(beam_args, workers, local_mode)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
     _, paths, _, columns = resolve_inputs(inputs, None, text_column)  # each file once
     mapped_ids = sorted(p for p, c in columns.items() if c["id"] is not None)

@@ -131,11 +131,14 @@ class Tokenize(beam.DoFn):
     (documents, bytes, tokens, replaced, rejects.<reason>) and per-batch distributions.
 
     ``tokenizer``: a tokenizer file path (anything ``corpustok.load`` reads) or a picklable
-    zero-argument factory; it is built once per DoFn instance in ``setup()``.
+    zero-argument factory; it is built once per DoFn instance in ``setup()``. ``threads``:
+    the kernel threads of each batch call (``encode_arrays``).
     """
 
-    def __init__(self, tokenizer, bos=None, eos=None, max_doc_bytes=DEFAULT_MAX_DOC_BYTES):
+    def __init__(self, tokenizer, bos=None, eos=None, max_doc_bytes=DEFAULT_MAX_DOC_BYTES,
+                 threads=1):
         self._spec = tokenizer
+        self._threads = threads
         self._bos = bos
         self._eos = eos
         self._max_doc_bytes = max_doc_bytes
@@ -147,7 +150,8 @@ class Tokenize(beam.DoFn):
             freeze_in_local_worker()
 
     def process(self, batch):
-        tb = tokenize_batch(self._tok, batch, self._bos, self._eos, self._max_doc_bytes)
+        tb = tokenize_batch(self._tok, batch, self._bos, self._eos, self._max_doc_bytes,
+                            self._threads)
         t = tb.tokens
         ntok = _total(t, "n_tokens")
         _counter("documents").inc(t.num_rows)
@@ -226,9 +230,10 @@ class WriteRunManifest(beam.PTransform):
 
 
 def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig, *,
-                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, run_id=None):
+                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, run_id=None, threads=1):
     """The whole tokenize job on a pipeline: read, tokenize, write shards, write the manifest.
-    ``tokenizer``: what :class:`Tokenize` builds its tokenizer from, the one ``config`` names.
+    ``tokenizer``: what :class:`Tokenize` builds its tokenizer from, the one ``config`` names;
+    ``threads``: kernel threads per batch.
     Returns the PCollection holding the run manifest dict."""
     c = config
     read = pbegin | "ReadDocuments" >> ReadDocuments(paths, c.id_column, c.text_column,
@@ -236,7 +241,8 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
                                                      c.id_type, c.columns,
                                                      c.txt_docs or "line")
     written = (read["batches"]
-               | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes))
+               | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes,
+                                                               threads))
                | "WriteTokenShards" >> WriteTokenShards(out_dir, c.tokenizer_sha256, c.id,
                                                         c.write_rejects, run_id, c.columns))
     entries = (written, read["done"]) | "Entries" >> beam.Flatten()

@@ -42,6 +42,10 @@ from contextlib import contextmanager
 PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR"}
 WORKER_MARK = "CORPUSTOK_DRIVER_PID"
 WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
+# How local workers run, by Beam's name for it: threads of the caller's process (the kernels
+# release the GIL; fastest end to end, half the memory: docs/decisions.md) or processes.
+LOCAL_MODES = {"threads": "multi_threading", "processes": "multi_processing"}
+DEFAULT_LOCAL_MODE = "threads"
 
 
 def available_cores():

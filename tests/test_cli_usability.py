@@ -182,12 +182,15 @@ def test_train_and_main_send_worker_output_to_a_log_unless_verbose(tmp_path, mon
     monkeypatch.setattr(main_job, "run_main", fake)
     src = _jsonl(tmp_path / "c.jsonl", 5)
     train_args = ["train", src, "--vocab-size", "300", "--out", str(tmp_path / "t.json"),
-                  "--workers", "2"]
+                  "--workers", "2", "--local-mode", "processes"]
+    main_args = ["main", "--out", str(tmp_path / "m"), "--workers", "2", "--local-mode",
+                 "processes"]
     assert main(train_args) == 2
     assert main(train_args + ["--verbose"]) == 2
-    assert main(["main", "--out", str(tmp_path / "m"), "--workers", "2"]) == 2
-    assert main(["main", "--out", str(tmp_path / "m"), "--workers", "2", "-v"]) == 2
-    assert [log is None for log in logs] == [False, True, False, True]
+    assert main(main_args) == 2
+    assert main(main_args + ["-v"]) == 2
+    assert main(train_args[:-2]) == 2  # threads (the default): no worker processes, no log
+    assert [log is None for log in logs] == [False, True, False, True, True]
     assert not any(os.path.exists(log) for log in logs if log)  # removed after the run
 
 

@@ -226,12 +226,18 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory, gpt2_file, hf_ids
     assert len({e["shard"] for e in shards}) == len(shards)
 
 
-def test_multi_processing_two_workers_is_byte_identical(corpus, inmemory, gpt2_file, tmp_path):
+@pytest.mark.parametrize("workers,local_mode,threads", [(2, "threads", 1), (2, "processes", 1),
+                                                        (1, "threads", 2)])
+def test_two_workers_are_byte_identical(corpus, inmemory, gpt2_file, tmp_path, workers,
+                                        local_mode, threads):
+    """Two workers as threads or processes, or one worker whose batches run on two kernel
+    threads: the shards of one in-process worker."""
     files, _ = corpus
     out, _ = inmemory
     mp_out = str(tmp_path / "mp")
     default = [f for f in files if not f.endswith("b.parquet")]
-    r = _run(default, mp_out, gpt2_file, workers=2)
+    r = _run(default, mp_out, gpt2_file, workers=workers, local_mode=local_mode,
+             threads=threads)
     assert r.ok and r.counters["shards_written"] == r.manifest["totals"]["shards"]
     want = {k: v for k, v in _folder_bytes(out).items() if not k.startswith("b" + os.sep)}
     assert _folder_bytes(mp_out) == want

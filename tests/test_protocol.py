@@ -30,10 +30,13 @@ def test_each_class_is_a_tokenizer(tok):
         mine = getattr(type(tok), name)
         if isinstance(mine, property):
             continue
-        wanted = [p for p in inspect.signature(getattr(Tokenizer, name)).parameters
-                  if p != "self"]
-        have = list(inspect.signature(mine).parameters)
-        assert have[1:1 + len(wanted)] == wanted or not wanted, (name, have, wanted)
+        params = inspect.signature(getattr(Tokenizer, name)).parameters.values()
+        wanted = [p.name for p in params if p.name != "self" and p.kind != p.KEYWORD_ONLY]
+        keywords = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
+        have = inspect.signature(mine).parameters
+        assert list(have)[1:1 + len(wanted)] == wanted or not wanted, (name, have, wanted)
+        assert all(have[k].kind == have[k].KEYWORD_ONLY for k in keywords if k in have) and \
+            keywords <= set(have), (name, have, keywords)  # e.g. encode_arrays(threads=)
     text = "hello world"
     assert tok.encode(text) == tok.encode_batch([text]).to_pylist()[0]
     batch = utf8_batch([text])

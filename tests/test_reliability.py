@@ -327,15 +327,25 @@ def _start_and_wait_for_workers(args, sig_group=False, env=None):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
-@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupt_says_one_line_and_stops_the_workers(gpt2_file, tmp_path, sig, code):
+@pytest.mark.parametrize("sig,code,local_mode", [(signal.SIGINT, 130, "processes"),
+                                                 (signal.SIGTERM, 143, "processes"),
+                                                 (signal.SIGINT, 130, "threads")])
+def test_interrupt_says_one_line_and_stops_the_workers(gpt2_file, tmp_path, sig, code,
+                                                       local_mode):
     src = _busy_input(tmp_path)
     out = tmp_path / "out"
     tmp = tmp_path / "tmp"  # the run's own temporaries: progress channel, worker log
     tmp.mkdir()
-    proc = _start_and_wait_for_workers(["tokenize", src, "--tokenizer", gpt2_file, "--out", out,
-                                        "--workers", "2", "--shard-mb", "0.2", "--no-progress"],
-                                       sig_group=True, env={**os.environ, "TMPDIR": str(tmp)})
+    args = ["tokenize", src, "--tokenizer", gpt2_file, "--out", out, "--workers", "2",
+            "--local-mode", local_mode, "--shard-mb", "0.2", "--no-progress"]
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    if local_mode == "processes":
+        proc = _start_and_wait_for_workers(args, sig_group=True, env=env)
+    else:
+        proc = subprocess.Popen([sys.executable, "-m", "corpustok.pipeline.cli",
+                                 *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                env=env)
     deadline = time.time() + 60  # signal once the workers write shards
     while time.time() < deadline and not (os.path.isdir(out / ENTRIES_DIR) and
                                           os.listdir(out / ENTRIES_DIR)):
@@ -359,7 +369,8 @@ def test_workers_die_with_a_killed_driver(gpt2_file, tmp_path):
     src = _busy_input(tmp_path)
     out = tmp_path / "out"
     proc = _start_and_wait_for_workers(["tokenize", src, "--tokenizer", gpt2_file, "--out", out,
-                                        "--workers", "2", "--shard-mb", "0.2", "--no-progress"])
+                                        "--workers", "2", "--local-mode", "processes",
+                                        "--shard-mb", "0.2", "--no-progress"])
     workers = _workers_of(proc.pid)
     proc.kill()
     proc.wait()
@@ -431,7 +442,7 @@ def test_disk_full_with_two_workers_is_one_line(gpt2_file, tmp_path):
     try:
         src = _busy_input(tmp_path)
         p = cli("tokenize", src, "--tokenizer", gpt2_file, "--out", small / "out", "--workers",
-                "2", "--shard-mb", "0.2", "--no-progress")
+                "2", "--local-mode", "processes", "--shard-mb", "0.2", "--no-progress")
         lines = [line for line in p.stderr.splitlines() if "apitools" not in line]
         assert p.returncode == 4, p.stderr
         assert "Traceback" not in p.stderr and len(lines) <= 2, p.stderr

@@ -236,6 +236,22 @@ def test_encode_batch_arrow_and_nulls():
     assert wp.encode_batch(pa.chunked_array([arr[:2], arr[2:]])).to_pylist() == got.to_pylist()
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_give_hf_ids(threads):
+    """Document ranges on several threads, joined in order: HF's ids, nulls and replacement
+    counts kept."""
+    from corpustok.threads import MIN_BYTES_PER_THREAD
+    texts = ["Hello world, naïve café!", None, "", "東京 tower \xff", "[CLS] x"] * 6000
+    assert len("".join(t or "" for t in texts).encode()) > 3 * MIN_BYTES_PER_THREAD
+    wp = ours("uncased")
+    got = wp.encode_batch(texts, threads=threads).to_pylist()
+    assert got == [None if t is None else w for t, w in
+                   zip(texts, hf_ids(hf("uncased"), [t or "" for t in texts]))]
+    one = wp.encode_arrays(utf8_batch(texts))
+    many = wp.encode_arrays(utf8_batch(texts), threads=threads)
+    assert all(np.array_equal(a, b) for a, b in zip(one, many))
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=40), min_size=1, max_size=10))
 def test_invalid_utf8_reads_as_python_replace(docs):

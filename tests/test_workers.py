@@ -66,7 +66,8 @@ def test_workers_run_next_to_a_folder_named_like_the_package(tmp_path):
     command = os.path.join(os.path.dirname(sys.executable), "corpustok")
     res = subprocess.run([command, "tokenize", str(docs), "--tokenizer",
                           str(TEST_DATA / "bert-base-uncased" / "vocab.txt"), "--out",
-                          str(tmp_path / "out"), "--workers", "2", "--no-progress"],
+                          str(tmp_path / "out"), "--workers", "2", "--local-mode", "processes",
+                          "--no-progress"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "documents  40" in res.stdout
@@ -88,7 +89,8 @@ def test_local_workers_receive_the_job_options(tmp_path):
             f.write(str(seen))
         return x
 
-    options, runner = beam_options(["--s3_endpoint_url=http://example.invalid:9000"], workers=2)
+    options, runner = beam_options(["--s3_endpoint_url=http://example.invalid:9000"], workers=2,
+                                   local_mode="processes")
     with beam.Pipeline(runner=runner, options=options) as p:
         _ = p | beam.Create(range(8)) | beam.Reshuffle() | beam.Map(record, str(tmp_path))
     seen = {f.name: f.read_text() for f in tmp_path.iterdir()}
