@@ -407,7 +407,7 @@ def main():
         split_speeds(arr, nbytes, args.runs)
     if 5 in parts:
         held_out = corpus_sample(1, skip_mb=args.mb)
-        print("\n[5] modern rank files (../shared/data/vocab/modern); gigatoken "
+        print("\n[5] against gigatoken: GPT-2 and the modern rank files; gigatoken "
               f"{package_version('gigatoken')}; \"fresh\": a new tokenizer per run, warmed up on "
               f"{sum(len(t.encode()) for t in held_out) / 1e6:.1f} MB of other corpus text")
         with tempfile.TemporaryDirectory() as tmp:  # GPT-2 as a tokenizer.json, for gigatoken
