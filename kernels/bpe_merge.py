@@ -183,6 +183,27 @@ def merge_short(ids, n, pairs, rank, new):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def _link(nxt, prv, n):
+    """The linked list of ``n`` live positions, each the next one's neighbour."""
+    for k in range(n):
+        nxt[k] = k + 1
+        prv[k] = k - 1
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _compact(ids, nxt, n):
+    """Move the live positions' ids (the list from 0 through ``nxt``) to the front of
+    ``ids``; returns their count."""
+    m = 0
+    k = 0
+    while k < n:
+        ids[m] = ids[k]
+        m += 1
+        k = nxt[k]
+    return m
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def _heap_push(heap, size, item):
     """Push onto the binary min-heap ``heap[:size]`` (which has room); returns the size."""
     k = size
@@ -253,9 +274,7 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     """
     slots, new_of_rank, _ = pairs
     size = 0
-    for k in range(n):
-        nxt[k] = k + 1
-        prv[k] = k - 1
+    _link(nxt, prv, n)
     for k in range(n):
         size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
     while size > 0:
@@ -274,13 +293,7 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
         size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
         if prv[k] >= 0:
             size = _set_pair(ids, nxt, n, prv[k], slots, rank, heap, size)
-    m = 0
-    k = 0
-    while k < n:
-        ids[m] = ids[k]
-        m += 1
-        k = nxt[k]
-    return m
+    return _compact(ids, nxt, n)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -340,9 +353,7 @@ def merge_buckets(ids, n, pairs, rank, nxt, prv, below, above, heads):
     end, as the leftmost-first rule does. Work arrays of :func:`bucket_work` (``rank`` all
     :data:`STALE`, ``heads`` all -1; both are left so)."""
     slots, new_of_rank, _ = pairs
-    for k in range(n):
-        nxt[k] = k + 1
-        prv[k] = k - 1
+    _link(nxt, prv, n)
     lo = len(heads)
     hi = -1
     for k in range(n):
@@ -373,10 +384,4 @@ def merge_buckets(ids, n, pairs, rank, nxt, prv, below, above, heads):
             if r >= n or rank[r] != v:
                 break
             k = r
-    m = 0
-    k = 0
-    while k < n:
-        ids[m] = ids[k]
-        m += 1
-        k = nxt[k]
-    return m
+    return _compact(ids, nxt, n)
