@@ -3,7 +3,7 @@
 Local runs use the FnApiRunner directly (Beam 2.77's DirectRunner first tries to download the
 Prism runner, which fails offline); ``workers`` > 1 scales it over cores, as threads of this
 process (Beam's ``multi_threading`` mode, the default: the kernels release the GIL, and it was
-the fastest mode end to end with half the memory, docs/decisions.md) or as worker processes
+as fast or faster end to end and quicker to start, docs/decisions.md) or as worker processes
 (``multi_processing``). Any other Beam option passes through, so ``--runner
 DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
 """

@@ -43,7 +43,8 @@ PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR"}
 WORKER_MARK = "CORPUSTOK_DRIVER_PID"
 WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
 # How local workers run, by Beam's name for it: threads of the caller's process (the kernels
-# release the GIL; fastest end to end, half the memory: docs/decisions.md) or processes.
+# release the GIL; as fast or faster end to end, quicker to start: docs/decisions.md) or
+# processes.
 LOCAL_MODES = {"threads": "multi_threading", "processes": "multi_processing"}
 DEFAULT_LOCAL_MODE = "threads"
 
