@@ -168,10 +168,10 @@ def steady_mbps(out, workers):
     return sum(b for _, b in entries[workers:]) / 1e6 / span
 
 
-# Local modes: (workers as processes, kernel threads per batch, Beam options). "threads"
-# runs Beam's own multi_threading mode: two bundles at a time in one process.
-MODES = {"1": (1, 1, ()), "2p": (2, 1, ()), "1x2t": (1, 2, ()),
-         "2t": (None, 1, ("--direct_running_mode=multi_threading", "--direct_num_workers=2"))}
+# Local modes: (workers, local_mode, kernel threads per batch); "threads" is Beam's
+# multi_threading mode, two bundles at a time in one process.
+MODES = {"1": (1, "threads", 1), "2p": (2, "processes", 1), "1x2t": (1, "threads", 2),
+         "2t": (2, "threads", 1)}
 PARALLEL = {"1": 1, "2p": 2, "1x2t": 1, "2t": 2}  # shards in flight at once
 CORES = {"1": 1, "2p": 2, "1x2t": 2, "2t": 2}
 
@@ -179,19 +179,19 @@ CORES = {"1": 1, "2p": 2, "1x2t": 2, "2t": 2}
 def run_child(tokenizer, path, out, mode):
     """Run the pipeline in a child process in local ``mode`` (a :data:`MODES` key); returns
     (seconds, peak tree RSS bytes, text bytes, steady-state MB/s)."""
-    workers, threads, beam_args = MODES[mode]
+    workers, local_mode, threads = MODES[mode]
     code = ("import json, sys\n"
             "from corpustok.pipeline.workers import keep_freed_memory\n"
             "keep_freed_memory()  # as the corpustok command does\n"
             "from corpustok.pipeline.run import tokenize\n"
-            "w, t, b = json.loads(sys.argv[4])\n"
-            "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=w, threads=t, "
-            "beam_args=b)\n"
+            "w, m, t = json.loads(sys.argv[4])\n"
+            "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=w, local_mode=m, "
+            "threads=t)\n"
             "print(json.dumps({'ok': r.ok, 'bytes': r.manifest['totals']['bytes'], "
             "'seconds': r.seconds}))\n")
     shutil.rmtree(out, ignore_errors=True)
     proc = subprocess.Popen([sys.executable, "-c", code, path, out, tokenizer,
-                             json.dumps([workers, threads, list(beam_args)])],
+                             json.dumps([workers, local_mode, threads])],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True, text=True)
     peak = 0
