@@ -2,16 +2,18 @@
 
 Builds Parquet corpora of about 100 MB and 1 GB of text from the shared corpus (documents of
 ~4 KB cut at line ends, repeated to size, row groups of ~8 MB), then for each size runs
-``corpustok.pipeline.run.tokenize`` with 1 and 2 workers (FnApiRunner in-memory, and
-multi_processing for 2), each in a fresh subprocess, and reports the median wall time of
-``--runs`` runs, MB/s of input text and the peak RSS of the whole process tree (driver and
-workers, sampled every 100 ms). Besides the whole run (Beam and worker start-up included), it
+``corpustok.pipeline.run.tokenize`` in each local mode of ``--modes`` (one in-process
+worker, two worker processes, two threads, one worker with two kernel threads; the modes take
+turns), each run in a fresh subprocess, and reports the median wall time of ``--runs`` runs,
+MB/s of input text and the peak RSS of the whole process tree (driver and workers, sampled
+every 100 ms), and the CPU ms of each step a worker runs per shard. Besides the whole run (Beam and worker start-up included), it
 reports the steady state: text MB of the shards finished after every worker has finished one,
 over the time from then to the last shard (from the shard entries' modification times). The
 kernel's own speed is ``encode_arrays`` on the same tables in one process, one core. Targets
 (issue 4): 2 workers >= 70% of 2x the kernel speed; peak RSS flat in input size.
 
     .venv/bin/python bench/pipeline.py [--tokenizer FILE] [--sizes 100,1000] [--runs 3]
+                                       [--modes 1,2p,2t,1x2t]
 
 The default tokenizer is GPT-2 byte-level BPE (the kernel-bound case: ~30 MB/s per core).
 """
@@ -172,8 +174,6 @@ def steady_mbps(out, workers):
 # multi_threading mode, two bundles at a time in one process.
 MODES = {"1": (1, "threads", 1), "2p": (2, "processes", 1), "1x2t": (1, "threads", 2),
          "2t": (2, "threads", 1)}
-PARALLEL = {"1": 1, "2p": 2, "1x2t": 1, "2t": 2}  # shards in flight at once
-CORES = {"1": 1, "2p": 2, "1x2t": 2, "2t": 2}
 
 
 def run_child(tokenizer, path, out, mode):
@@ -201,7 +201,7 @@ def run_child(tokenizer, path, out, mode):
     res = json.loads(proc.stdout.read().strip().splitlines()[-1])
     if proc.returncode or not res["ok"]:
         sys.exit(f"pipeline run failed: {res}")
-    return res["seconds"], peak, res["bytes"], steady_mbps(out, PARALLEL[mode])
+    return res["seconds"], peak, res["bytes"], steady_mbps(out, workers)
 
 
 def main():
@@ -264,7 +264,7 @@ def main():
           "peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for mb, text_mb, m, secs, mbps, steady, kern, peak in rows:
-        c = CORES[m]
+        c = MODES[m][0] * MODES[m][2]  # cores in use: workers x kernel threads
         print(f"| {mb} MB | {text_mb:,.0f} | {m} | {secs:.1f} | {mbps:.1f} | {steady:.1f} | "
               f"{kern:.1f} | {mbps / (c * kern):.0%} | {steady / (c * kern):.0%} | "
               f"{peak:,.0f} |")

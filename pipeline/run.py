@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
+from corpustok.threads import check_threads
+
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
 from corpustok.pipeline.inputs import job_id_type, resolve_inputs
@@ -196,6 +198,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
 
     from corpustok.pipeline.transforms import NAMESPACE, tokenize_to_shards
 
+    check_threads(threads)  # here, not as a worker's failure
     options, runner = beam_options(beam_args, workers, local_mode)
     files.use_options(options)  # remote paths are read below, before the pipeline exists
     patterns, paths, duplicates, columns = resolve_inputs(inputs, id_column, text_column)

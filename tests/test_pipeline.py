@@ -243,6 +243,16 @@ def test_two_workers_are_byte_identical(corpus, inmemory, gpt2_file, tmp_path, w
     assert _folder_bytes(mp_out) == want
 
 
+def test_bad_thread_count_or_local_mode_refused_before_the_job(corpus, gpt2_file, tmp_path):
+    files, _ = corpus
+    out = tmp_path / "o"
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        _run(files[:1], str(out), gpt2_file, threads=0)
+    with pytest.raises(ValueError, match="local mode 'fibers': one of threads, processes"):
+        _run(files[:1], str(out), gpt2_file, workers=2, local_mode="fibers")
+    assert not out.exists()  # nothing claimed, nothing written
+
+
 def test_rerun_skips_complete_shards(corpus, inmemory, gpt2_file):
     files, _ = corpus
     out, _ = inmemory
