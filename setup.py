@@ -30,10 +30,13 @@ setup(
     extras_require={
         "test": ["pytest>=7", "pytest-xdist>=3.5", "hypothesis>=6.100", "tokenizers>=0.20",
                  "regex>=2024.5.15", "tiktoken>=0.7", "matplotlib>=3.7", "duckdb>=1.1",
-                 "polars>=2.1", "zstandard>=0.22", "datasets>=3.0"],
+                 "polars>=2.1", "zstandard>=0.22", "datasets>=3.0",
+                 "dask[distributed]>=2024.1"],
         "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15",
                   "gigatoken==0.10.0", "nanotoken==0.1.0"],
         "plot": ["matplotlib>=3.7"],
+        # Beam's DaskRunner (--runner dask) over dask.distributed.
+        "dask": ["dask[distributed]>=2024.1"],
         # NVIDIA's maintained CUDA target for Numba, with NVVM and the CUDA 12 runtime as wheels.
         "cuda": ["numba-cuda[cu12]>=0.30"],
     },

@@ -2,9 +2,9 @@
 
 Builds Parquet corpora of about 100 MB and 1 GB of text from the shared corpus (documents of
 ~4 KB cut at line ends, repeated to size, row groups of ~8 MB), then for each size runs
-``corpustok.pipeline.run.tokenize`` in each local mode of ``--modes`` (one in-process
-worker, two worker processes, two threads, one worker with two kernel threads; the modes take
-turns), each run in a fresh subprocess, and reports the median wall time of ``--runs`` runs,
+``corpustok.pipeline.run.tokenize`` in each mode of ``--modes`` (one in-process worker,
+two worker processes, two threads, one worker with two kernel threads, Beam's DaskRunner on
+two Dask worker processes; the modes take turns), each run in a fresh subprocess, and reports the median wall time of ``--runs`` runs,
 MB/s of input text and the peak RSS of the whole process tree (driver and workers, sampled
 every 100 ms), and the CPU ms of each step a worker runs per shard. Besides the whole run (Beam and worker start-up included), it
 reports the steady state: text MB of the shards finished after every worker has finished one,
@@ -13,7 +13,7 @@ kernel's own speed is ``encode_arrays`` on the same tables in one process, one c
 (issue 4): 2 workers >= 70% of 2x the kernel speed; peak RSS flat in input size.
 
     .venv/bin/python bench/pipeline.py [--tokenizer FILE] [--sizes 100,1000] [--runs 3]
-                                       [--modes 1,2p,2t,1x2t]
+                                       [--modes 1,2p,2t,1x2t,2d] [--runner dask]
 
 The default tokenizer is GPT-2 byte-level BPE (the kernel-bound case: ~30 MB/s per core).
 """
@@ -170,28 +170,31 @@ def steady_mbps(out, workers):
     return sum(b for _, b in entries[workers:]) / 1e6 / span
 
 
-# Local modes: (workers, local_mode, kernel threads per batch); "threads" is Beam's
-# multi_threading mode, two bundles at a time in one process.
-MODES = {"1": (1, "threads", 1), "2p": (2, "processes", 1), "1x2t": (1, "threads", 2),
-         "2t": (2, "threads", 1)}
+# Modes: (workers, local_mode, kernel threads per batch, Beam arguments); "threads" is Beam's
+# multi_threading mode, two bundles at a time in one process; "2d" is Beam's DaskRunner on a
+# local dask.distributed cluster of 2 worker processes (local_mode does not apply).
+MODES = {"1": (1, "threads", 1, []), "2p": (2, "processes", 1, []),
+         "1x2t": (1, "threads", 2, []), "2t": (2, "threads", 1, []),
+         "2d": (2, "threads", 1, ["--runner", "dask"])}
 
 
 def run_child(tokenizer, path, out, mode):
     """Run the pipeline in a child process in local ``mode`` (a :data:`MODES` key); returns
     (seconds, peak tree RSS bytes, text bytes, steady-state MB/s)."""
-    workers, local_mode, threads = MODES[mode]
+    workers, local_mode, threads, beam_args = MODES[mode]
     code = ("import json, sys\n"
             "from corpustok.pipeline.workers import keep_freed_memory\n"
             "keep_freed_memory()  # as the corpustok command does\n"
             "from corpustok.pipeline.run import tokenize\n"
-            "w, m, t = json.loads(sys.argv[4])\n"
-            "r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=w, local_mode=m, "
-            "threads=t)\n"
-            "print(json.dumps({'ok': r.ok, 'bytes': r.manifest['totals']['bytes'], "
+            "w, m, t, b = json.loads(sys.argv[4])\n"
+            "if __name__ == '__main__':  # Dask's worker processes import this module\n"
+            "    r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=w, "
+            "local_mode=m, threads=t, beam_args=b)\n"
+            "    print(json.dumps({'ok': r.ok, 'bytes': r.manifest['totals']['bytes'], "
             "'seconds': r.seconds}))\n")
     shutil.rmtree(out, ignore_errors=True)
     proc = subprocess.Popen([sys.executable, "-c", code, path, out, tokenizer,
-                             json.dumps([workers, local_mode, threads])],
+                             json.dumps([workers, local_mode, threads, beam_args])],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True, text=True)
     peak = 0
@@ -212,10 +215,14 @@ def main():
                     "vocab.txt for WordPiece)")
     ap.add_argument("--sizes", default="100,1000", help="input sizes in MB")
     ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median)")
-    ap.add_argument("--modes", default="1,2p",
-                    help="local modes, comma-separated: 1 (one worker in-process), 2p (2 worker "
+    ap.add_argument("--modes", default=None,
+                    help="modes, comma-separated: 1 (one worker in-process), 2p (2 worker "
                     "processes), 1x2t (one worker, 2 kernel threads a batch), 2t (Beam's "
-                    "multi_threading, 2 bundles at once); run in turns, one run of each a round")
+                    "multi_threading, 2 bundles at once), 2d (Beam's DaskRunner, 2 worker "
+                    "processes); run in turns, one run of each a round (default: 1,2t)")
+    ap.add_argument("--runner", choices=("fnapi", "dask"), default="fnapi",
+                    help="dask: the default modes become 2t,2d (the FnApiRunner's threads "
+                    "beside Dask)")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "corpustok-bench"),
                     help="folder for the generated inputs and outputs")
     args = ap.parse_args()
@@ -230,12 +237,12 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
     print(f"python {platform.python_version()}, numba {numba.__version__}, pyarrow "
           f"{pa.__version__}, apache-beam {apache_beam.__version__}")
-    modes = args.modes.split(",")
+    modes = (args.modes or ("2t,2d" if args.runner == "dask" else "1,2t")).split(",")
     for m in modes:
         if m not in MODES:
             sys.exit(f"unknown mode {m!r}: one of {', '.join(MODES)}")
     print(f"tokenizer: {args.tokenizer}; median of {args.runs} runs, modes in turns; "
-          "FnApiRunner")
+          "FnApiRunner but for 2d (DaskRunner)")
     docs = corpus_documents()
     rows = []
     for mb in (int(s) for s in args.sizes.split(",")):

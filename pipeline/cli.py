@@ -20,7 +20,8 @@ from contextlib import contextmanager
 
 from corpustok.pipeline import cleanup, files
 from corpustok.pipeline.cli_args import GIVEN, build_parser
-from corpustok.pipeline.workers import available_cores, default_workers, keep_freed_memory
+from corpustok.pipeline.workers import (available_cores, default_workers, keep_freed_memory,
+                                       quiet_optional_deps)
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED, EXIT_NOT_WRITABLE = 0, 1, 2, 3, 4
 
@@ -84,7 +85,7 @@ def _cmd_tokenize(args, beam_args):
                           shard_bytes=shard_bytes, shard_rows=args.shard_rows,
                           max_doc_bytes=int(args.max_doc_mb * 1e6),
                           write_rejects=args.rejects, txt_docs=args.txt_docs,
-                          beam_args=beam_args,
+                          beam_args=_with_dask_address(args, beam_args),
                           workers=workers, local_mode=args.local_mode,
                           progress=not args.no_progress, mode=args.mode,
                           worker_log=log, on_remove=_say_removed,
@@ -100,6 +101,13 @@ def _cmd_tokenize(args, beam_args):
               file=sys.stderr)
         code = EXIT_INPUT_ERRORS
     return code
+
+
+def _with_dask_address(args, beam_args):
+    """The Beam arguments with ``--dask-address`` as Beam's DaskRunner names it."""
+    if args.dask_address is None:
+        return beam_args
+    return [*beam_args, f"--dask_client_address={args.dask_address}"]
 
 
 def _say_removed(path):
@@ -169,7 +177,8 @@ def _cmd_train(args, beam_args):
     with _worker_log(workers, args.local_mode, args.verbose) as log:
         info = train(args.inputs, args.out, vocab_size=args.vocab_size,
                      substrate=args.substrate, text_column=args.text_column,
-                     beam_args=beam_args, workers=workers, local_mode=args.local_mode,
+                     beam_args=_with_dask_address(args, beam_args), workers=workers,
+                     local_mode=args.local_mode,
                      special_tokens=args.special_tokens,
                      pretokenizer=args.pretokenizer, worker_log=log, txt_docs=args.txt_docs)
     tok = load_tokenizer(args.out)
@@ -245,14 +254,6 @@ def _cmd_main(args):
                         local_mode=args.local_mode, worker_log=log)
 
 
-class _QuietOptionalDeps(logging.Filter):
-    """Drops Beam's import-time notice that its optional GCP clients are missing: local runs
-    do not need them, and the line reads like an error to a user."""
-
-    def filter(self, record):
-        return "apitools not found" not in record.getMessage()
-
-
 def main(argv=None, handle_signals=False):
     """Entry point of the ``corpustok`` command; returns the exit code. ``handle_signals``:
     SIGINT and SIGTERM end the process with one line (the console script; not for callers
@@ -264,7 +265,7 @@ def main(argv=None, handle_signals=False):
     if getattr(args, "verbose", False):
         logging.basicConfig(level=logging.INFO)
     else:
-        logging.getLogger().addFilter(_QuietOptionalDeps())
+        quiet_optional_deps()
     if extra and args.command not in ("tokenize", "train"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if handle_signals:

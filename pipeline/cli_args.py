@@ -15,7 +15,8 @@ GIVEN = "_given"  # namespace attribute: the single-valued options met so far, r
 
 BEAM_EPILOG = """\
 Any option not listed above is passed to Apache Beam unchanged. Without --runner the job runs
-locally on the FnApiRunner (Beam's DirectRunner would first try to download the Prism runner).
+locally on the FnApiRunner (Beam's DirectRunner would first try to download the Prism runner);
+--runner dask runs it on Dask (pip install 'corpustok[dask]'; see --dask-address).
 Examples: --direct_running_mode multi_processing --direct_num_workers 4 (what --workers 4
 does); --runner DataflowRunner --project P --region R --temp_location gs://B/tmp; --runner
 FlinkRunner --flink_master HOST:8081 --environment_type LOOPBACK. Inputs, --out and
@@ -57,6 +58,10 @@ def _add_read_options(p, ids=True):
                         "cores this process may use, but no more than the shards the inputs "
                         "give (one shard: one in-process worker); a warning above the cores")
     _add_local_mode(p)
+    p.add_argument("--dask-address", metavar="tcp://HOST:PORT", default=None,
+                   help="with --runner dask: the Dask scheduler whose workers run the job "
+                        "(default: a local cluster of --workers processes, one thread each, "
+                        "started for the job and closed after it)")
     _add_verbose(p)
 
 

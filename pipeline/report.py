@@ -112,7 +112,7 @@ def beam_counts(specs, paths, flds=Fields(), batch_size=BATCH_RECORDS, runner=No
     import apache_beam as beam
     from collections import Counter
 
-    from corpustok.pipeline.run import beam_options
+    from corpustok.pipeline.runners import beam_options
     if runner is None and options is None:
         options, runner = beam_options()
     with tempfile.TemporaryDirectory(prefix="corpustok-report-") as tmp:

@@ -1,11 +1,8 @@
-"""Running the tokenize job: options, runner choice, progress, the result.
+"""Running the tokenize job: arguments, the output folder's claim, progress, the result.
 
-Local runs use the FnApiRunner directly (Beam 2.77's DirectRunner first tries to download the
-Prism runner, which fails offline); ``workers`` > 1 scales it over cores, as threads of this
-process (Beam's ``multi_threading`` mode, the default: the kernels release the GIL, and it was
-as fast or faster end to end and quicker to start, docs/decisions.md) or as worker processes
-(``multi_processing``). Any other Beam option passes through, so ``--runner
-DataflowRunner|FlinkRunner|SparkRunner ...`` runs the same job elsewhere.
+The runner and its options come from :mod:`corpustok.pipeline.runners`; what a run did (shards
+written and kept, bytes) is read from the run manifest and the folder, never from Beam's
+metrics, which some runners (Dask) do not report.
 """
 import json
 import re
@@ -18,14 +15,14 @@ from corpustok.threads import check_threads
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
 from corpustok.pipeline.inputs import job_id_type, resolve_inputs
-from corpustok.pipeline.outdir import (RUN_MANIFEST, OutputClaim, check_out_dir, job_record,
-                                       not_writable)
+from corpustok.pipeline.outdir import (RUN_MANIFEST, OutputClaim, check_out_dir, entry_names,
+                                       job_record, not_writable)
 from corpustok.pipeline.progress import Progress
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, input_kind
-from corpustok.pipeline.shards import file_sha256
+from corpustok.pipeline.runners import beam_options, dask_cluster, runs_here, wait
+from corpustok.pipeline.shards import file_sha256, load_entry
 from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
-from corpustok.pipeline.workers import (DEFAULT_LOCAL_MODE, LOCAL_MODES, available_cores,
-                                       local_workers_env)
+from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, available_cores, local_workers_env
 
 DEFAULT_MAX_REJECT_FRACTION = 0.5
 
@@ -36,10 +33,12 @@ class JobFailed(RuntimeError):
 
 @dataclass
 class RunResult:
-    """What a finished run produced: the run manifest, Beam counters, wall time, the input
-    paths that named a file already read (``duplicates``), the files of a previous job
-    that ``overwrite`` removed, the seconds until the first input byte was read
-    (``startup``: Beam, workers, tokenizer; None when unknown, as on a remote runner)."""
+    """What a finished run produced: the run manifest, Beam counters (where the runner
+    reports them), wall time, the input paths that named a file already read
+    (``duplicates``), the files of a previous job that ``overwrite`` removed, the seconds
+    until the first input byte was read (``startup``: Beam, workers, tokenizer; None when
+    unknown, as on a remote runner) and the names of the manifest's shards that were already
+    complete when the run began (``kept``: not written again)."""
 
     manifest: dict
     counters: dict = field(default_factory=dict)
@@ -47,6 +46,12 @@ class RunResult:
     duplicates: int = 0
     removed: list = field(default_factory=list)
     startup: Optional[float] = None
+    kept: frozenset = frozenset()
+
+    @property
+    def written(self):
+        """The manifest's shards this run wrote."""
+        return [e for e in self.manifest["shards"] if e["shard"] not in self.kept]
 
     @property
     def ok(self):
@@ -58,70 +63,6 @@ class RunResult:
         t = self.manifest["totals"]
         rejected = sum(t["rejects"].values())
         return rejected / max(1, rejected + t["documents"])
-
-
-def check_beam_args(beam_args):
-    """Raise ValueError naming the arguments that no Beam option knows: Beam itself only logs
-    and drops them, so a typo such as ``--rejetcs`` would otherwise pass unnoticed."""
-    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
-
-    parser = _BeamArgumentParser(allow_abbrev=False)
-    pending, seen = [PipelineOptions], set()
-    while pending:  # every options class Beam knows of, as PipelineOptions does
-        for cls in pending.pop().__subclasses__():
-            if cls not in seen:
-                seen.add(cls)
-                cls._add_argparse_args(parser)
-                pending.append(cls)
-    _, unknown = parser.parse_known_args(list(beam_args))
-    flags = [a for a in unknown if a.startswith("-")]
-    if flags:
-        raise ValueError(f"unknown option(s) {' '.join(flags)}: neither a corpustok option nor "
-                         "an Apache Beam pipeline option (see --help)")
-
-
-def beam_options(beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE):
-    """``(PipelineOptions, runner or None)``: FnApiRunner unless ``--runner`` is given;
-    ``workers`` > 1 runs that many local workers, threads or processes (``local_mode``, a
-    :data:`LOCAL_MODES` key)."""
-    from apache_beam.options.pipeline_options import PipelineOptions
-    check_beam_args(beam_args)
-    if local_mode not in LOCAL_MODES:
-        raise ValueError(f"local mode {local_mode!r}: one of {', '.join(LOCAL_MODES)}")
-    args = list(beam_args)
-    if workers and workers > 1:
-        args += [f"--direct_running_mode={LOCAL_MODES[local_mode]}",
-                 f"--direct_num_workers={workers}"]
-    options = PipelineOptions(args)
-    runner = None
-    if not any(a == "--runner" or a.startswith("--runner=") for a in args):
-        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-        runner = FnApiRunner(provision_info=_worker_provision(options))
-    return options, runner
-
-
-def _worker_provision(options):
-    """What the FnApiRunner tells the worker processes it starts: the job's options, which it
-    otherwise leaves out (so a remote filesystem needing options, such as S3 with an endpoint,
-    failed in local workers), and a CRITICAL log level unless the user chose one (each worker
-    logged ~20 INFO lines about its gRPC channels, and every failure again, which the driver
-    reports itself). Options with number values stay out: the
-    provision format turns numbers into floats, which option flags do not parse back, and
-    workers need none of them."""
-    from apache_beam.portability.api import beam_provision_api_pb2
-    from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
-    from google.protobuf import struct_pb2
-
-    def plain(v):
-        return isinstance(v, (str, bool)) or (isinstance(v, list) and
-                                              all(isinstance(x, str) for x in v))
-
-    opts = {k: v for k, v in options.get_all_options(drop_default=True).items() if plain(v)}
-    opts.setdefault("default_sdk_harness_log_level", "CRITICAL")
-    struct = struct_pb2.Struct()
-    struct.update({"options": opts})
-    return ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(
-        retrieval_token="unused-retrieval-token", pipeline_options=struct))
 
 
 def tokenizer_identity(spec):
@@ -217,14 +158,18 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     t0 = time.perf_counter()
     wall0 = time.time()  # the workers stamp their first read with the wall clock
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:
-        p = beam.Pipeline(runner=runner, options=options)
-        tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
-                           max_doc_bytes=max_doc_bytes, run_id=claim.run_id, threads=threads)
+        before = _complete_shards(out_dir, config.id)
         try:
             with local_workers_env(worker_log), \
-                    Progress(out_dir, paths, show=progress, local=runner is not None) as prog:
+                    Progress(out_dir, paths, show=progress,
+                             local=runs_here(options, runner)) as prog, \
+                    dask_cluster(options, runner, workers):  # its workers see the two above
+                p = beam.Pipeline(runner=runner, options=options)  # after: Dask's address
+                tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
+                                   max_doc_bytes=max_doc_bytes, run_id=claim.run_id,
+                                   threads=threads)
                 result = p.run()
-                result.wait_until_finish()
+                wait(result)
         except Exception as e:
             full = not_writable(e, out_dir) or _not_writable_in(e, out_dir)
             if full is not None:
@@ -242,7 +187,14 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     except (NotImplementedError, AttributeError, KeyError):
         pass  # some runners report no metrics
     startup = None if prog.first_read is None else max(0.0, prog.first_read - wall0)
-    return RunResult(manifest, counters, seconds, duplicates, claim.removed, startup)
+    kept = frozenset(e["shard"] for e in manifest["shards"]) & before
+    return RunResult(manifest, counters, seconds, duplicates, claim.removed, startup, kept)
+
+
+def _complete_shards(out_dir, config_id):
+    """Names of the shards of ``config_id`` complete in ``out_dir`` (what a run keeps)."""
+    return frozenset(name for name in entry_names(out_dir)
+                     if load_entry(out_dir, name, config_id) is not None)
 
 
 def _not_writable_in(e, out_dir):
@@ -258,7 +210,7 @@ def _not_writable_in(e, out_dir):
 def summary(result: RunResult) -> str:
     """A human-readable summary of a run."""
     t = result.manifest["totals"]
-    c = result.counters
+    written = result.written
     mb = t["bytes"] / 1e6
     superseded = result.manifest.get("superseded", [])
     lines = [f"corpustok: {result.manifest['status']}",
@@ -266,13 +218,13 @@ def summary(result: RunResult) -> str:
              f"  tokens     {t['tokens']:,}"
              + (f" ({t['tokens'] / t['documents']:.1f} per document)" if t["documents"] else ""),
              f"  text       {mb:,.2f} MB ({t['replaced']:,} U+FFFD replacements)",
-             f"  shards     {t['shards']} ({c.get('shards_written', 0)} written, "
-             f"{c.get('shards_skipped', 0)} already complete"
+             f"  shards     {t['shards']} ({len(written)} written, "
+             f"{t['shards'] - len(written)} already complete"
              + (f", {len(superseded)} of inputs changed since replaced" if superseded else "")
              + ")",
              "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
                                 or "none"),
-             _time_line(result, c.get("bytes", 0))]
+             _time_line(result, sum(e["bytes"] for e in written))]
     hint = _shard_hint(t["shards"], t["bytes"])
     if hint:
         lines.append(hint)

@@ -7,6 +7,7 @@ instead of the batch call, so one 100 MB document cannot blow up the batch's buf
 stream gives the same ids as a whole-text encode by the tokenizer protocol.
 """
 import hashlib
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
@@ -66,6 +67,27 @@ def load_tokenizer(spec):
     import corpustok
     with files.local_copy(spec) as path:
         return corpustok.load(path)
+
+
+_KEPT = {}  # this process's tokenizers by identity, newest last (at most KEPT_TOKENIZERS)
+_KEPT_LOCK = threading.Lock()
+KEPT_TOKENIZERS = 2
+
+
+def kept_tokenizer(spec, identity):
+    """:func:`load_tokenizer` once per process for each tokenizer ``identity`` (its sha256,
+    as a job names it), then the same object: a runner that sets its DoFns up for every work
+    item (Beam's DaskRunner does, per partition) would otherwise load the tokenizer for every
+    shard and start each with cold chunk caches (the caches are per thread, so threads may
+    share the object)."""
+    with _KEPT_LOCK:
+        tok = _KEPT.pop(identity, None)
+        if tok is None:
+            tok = load_tokenizer(spec)
+        _KEPT[identity] = tok
+        while len(_KEPT) > KEPT_TOKENIZERS:
+            _KEPT.pop(next(iter(_KEPT)))
+        return tok
 
 
 def _stream_encode(tok, data: np.ndarray):

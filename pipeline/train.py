@@ -1,17 +1,25 @@
 """Training a byte-level BPE tokenizer from corpus files with Beam.
 
-``ReadDocuments`` feeds its Arrow tables to ``CountChunks`` (one kernel call per table, counts
-merged across workers), and one final step learns the merges from the merged counts with
+The inputs' reading units (``transforms.plan_inputs``) are counted one per step (one kernel
+call per table into a ``ChunkCounts``, with the documents, bytes and read errors: a
+:class:`TrainPart`), the parts are merged across workers (a ``CombineGlobally``, pre-combined
+where the runner lifts it), and one final step learns the merges from the merged counts with
 ``train_from_counts`` and writes the tokenizer file. Counting is the distributed part; merge
-learning runs once, on the (much smaller) table of unique chunks.
+learning runs once, on the (much smaller) table of unique chunks. No side inputs and one
+terminal step: every runner computes all of it (Beam's DaskRunner computes only the last step
+and recomputes a side input's producers).
 """
 import json
 import os
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass, field
 
+import apache_beam as beam
 import pyarrow.compute as pc
+
+from corpustok.bpe_train import ChunkCounts
 
 from corpustok.pipeline import files
 from corpustok.pipeline.inputs import resolve_inputs
@@ -27,21 +35,76 @@ def _sizes(batch):
     return (int(pc.sum(pc.greater(lengths, 0)).as_py() or 0), int(pc.sum(lengths).as_py() or 0))
 
 
-def _add(pairs):
-    docs = nbytes = 0
-    for d, b in pairs:
-        docs += d
-        nbytes += b
-    return docs, nbytes
+@dataclass
+class TrainPart:
+    """Chunk counts of some reading units, with their documents, bytes and read errors."""
+
+    counts: ChunkCounts
+    documents: int = 0
+    bytes: int = 0
+    errors: list = field(default_factory=list)
+
+    def merge(self, other):
+        self.counts.merge(other.counts)
+        self.documents += other.documents
+        self.bytes += other.bytes
+        self.errors += other.errors
+        return self
 
 
-def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials, info_path):
-    """Runs on one worker: learn the merges, write the tokenizer to ``out`` (local or remote;
-    not when no document was read) and the run's numbers to ``info_path`` beside it, for the
-    driver to read."""
+class _CountUnit(beam.DoFn):
+    """A reading unit -> its :class:`TrainPart`."""
+
+    def __init__(self, read, pretokenizer):
+        self._read = read
+        self._pretokenizer = pretokenizer
+
+    def process(self, unit):
+        part = TrainPart(ChunkCounts(self._pretokenizer))
+        for item in self._read.process(unit):
+            if isinstance(item, beam.pvalue.TaggedOutput):  # a ReadError
+                part.errors.append(item.value)
+                continue
+            docs, nbytes = _sizes(item)
+            part.documents += docs
+            part.bytes += nbytes
+            part.counts.add(item.table.column("text"))
+        yield part
+
+
+class _MergeParts(beam.CombineFn):
+    """:class:`TrainPart` elements (and None, the start element) -> one."""
+
+    def __init__(self, pretokenizer):
+        self._pretokenizer = pretokenizer
+
+    def create_accumulator(self):
+        return TrainPart(ChunkCounts(self._pretokenizer))
+
+    def add_input(self, acc, part):
+        return acc if part is None else acc.merge(part)
+
+    def merge_accumulators(self, accumulators):
+        accumulators = iter(accumulators)
+        first = next(accumulators)
+        for other in accumulators:
+            first.merge(other)
+        return first
+
+    def extract_output(self, acc):
+        return acc
+
+
+def _learn_and_save(part, planned, out, vocab_size, substrate, specials, info_path):
+    """Runs on one worker: learn the merges from the merged :class:`TrainPart`, write the
+    tokenizer to ``out`` (local or remote; not when no document was read) and the run's
+    numbers to ``info_path`` beside it, for the driver to read; ``planned``: the read errors
+    of inputs whose plan failed."""
     from corpustok import BytePairTokenizer
     from corpustok.bpe_train import train_from_counts
-    if sizes[0]:
+    counts = part.counts
+    errors = list(planned) + part.errors
+    if part.documents:
         vocab, merges = train_from_counts(counts, vocab_size, substrate=substrate,
                                           special_tokens=specials)
         with tempfile.TemporaryDirectory(prefix="corpustok-train-") as tmp:
@@ -52,7 +115,7 @@ def _learn_and_save(counts, sizes, errors, out, vocab_size, substrate, specials,
                 data = f.read()
         files.write_atomic(out, lambda f: f.write(data))
     write_json(info_path,
-               {"documents": sizes[0], "bytes": sizes[1], "chunks": len(counts),
+               {"documents": part.documents, "bytes": part.bytes, "chunks": len(counts),
                 "errors": sorted(f"{e.source}: {e.error}" for e in errors)})
 
 
@@ -73,14 +136,11 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     (default: the caller's stderr); ``workers``: local workers, threads or processes
     (``local_mode``).
     """
-    import apache_beam as beam
-
     from corpustok.pretokenize import resolve
     from corpustok.ube import substrate_code
 
-    from corpustok.pipeline.count import CountChunks
-    from corpustok.pipeline.run import beam_options
-    from corpustok.pipeline.transforms import ReadDocuments
+    from corpustok.pipeline.runners import beam_options, dask_cluster, wait
+    from corpustok.pipeline.transforms import ReadUnit, plan_inputs
 
     substrate_code(substrate)  # fail on bad arguments before reading a corpus
     pretokenizer = resolve(pretokenizer, "--pretokenizer", python=False)[2]
@@ -101,19 +161,22 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
     t0 = time.perf_counter()
     try:
-        with local_workers_env(worker_log), beam.Pipeline(runner=runner, options=options) as p:
-            read = p | "ReadDocuments" >> ReadDocuments(paths, None, text_column,  # no ids
-                                                        shard_bytes, DEFAULT_SHARD_ROWS,
-                                                        columns=columns, txt_docs=txt_docs)
-            tables = read["batches"] | "Tables" >> beam.Map(lambda b: b.table)
-            sizes = (read["batches"] | "Sizes" >> beam.Map(_sizes)
-                     | "AddSizes" >> beam.CombineGlobally(_add))
-            errors = read["errors"] | "AllErrors" >> beam.combiners.ToList()
-            (tables
-             | "CountChunks" >> CountChunks("text", pretokenizer=pretokenizer)
-             | "LearnMerges" >> beam.Map(_learn_and_save, beam.pvalue.AsSingleton(sizes),
-                                         beam.pvalue.AsSingleton(errors), out, vocab_size,
-                                         substrate, specials, info_path))
+        args = (None, text_column, shard_bytes, DEFAULT_SHARD_ROWS, columns)  # no ids
+        units, planned = plan_inputs(paths, *args)
+        count = _CountUnit(ReadUnit(*args, None, None, "string", txt_docs), pretokenizer)
+        with local_workers_env(worker_log), dask_cluster(options, runner, workers):
+            p = beam.Pipeline(runner=runner, options=options)
+            parts = (p
+                     | "Units" >> beam.Create(units)
+                     | "CountUnits" >> beam.ParDo(count))
+            start = p | "Start" >> beam.Create([None])  # a part even when there is no unit
+            ((parts, start)
+             | "Parts" >> beam.Flatten()
+             | "MergeParts" >> beam.CombineGlobally(_MergeParts(pretokenizer))
+             .without_defaults()
+             | "LearnMerges" >> beam.Map(_learn_and_save, planned, out, vocab_size, substrate,
+                                         specials, info_path))
+            wait(p.run())
         info = json.loads(files.read_bytes(info_path))
     finally:
         if files.exists(info_path):

@@ -1,13 +1,13 @@
-"""Beam transforms: ``ReadDocuments``, ``Tokenize``, ``WriteTokenShards``, ``WriteRunManifest``.
+"""Beam transforms: ``ReadDocuments``, ``Tokenize``, ``WriteTokenShards``, ``WriteRunManifest``,
+and ``ShardUnits``, the job's fused form of the first three.
 
 Each element is a whole Arrow table (a ``DocBatch``, then a ``TokenBatch``): one kernel call
 per element, no per-document Beam overhead, and no GroupByKey on the hot path (local runners
-would materialize it). The only shuffles move tiny work descriptors (file names, row groups)
-so a parallel runner spreads the reading, and gather the shard entries for the run manifest.
-DoFns hold plain configuration; the tokenizer is built in ``setup()``.
+would materialize it). The inputs are planned in the driver into small work descriptors (a
+Parquet row group, a JSONL or text file) that ``Create`` spreads over the workers; the one
+shuffle gathers the shard entries for the run manifest. DoFns hold plain configuration; the
+tokenizer is built in ``setup()``.
 """
-import os
-
 import apache_beam as beam
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
@@ -20,7 +20,8 @@ from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, RE
                                      ReadError, plan_units, read_unit, shard_name)
 from corpustok.pipeline.shards import (load_entry, remove_shards, run_manifest, stale_entries,
                                        write_json, write_shard)
-from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer, tokenize_batch
+from corpustok.pipeline.tokenize import (DEFAULT_MAX_DOC_BYTES, kept_tokenizer, load_tokenizer,
+                                        tokenize_batch)
 from corpustok.pipeline.workers import freeze_in_local_worker
 
 NAMESPACE = "corpustok"
@@ -36,22 +37,27 @@ def _counter(name):
     return Metrics.counter(NAMESPACE, name)
 
 
-class _PlanUnits(beam.DoFn):
-    def __init__(self, id_column, text_column, shard_bytes, shard_rows, columns):
-        self._columns = (id_column, text_column, columns)
-        self._sizes = (shard_bytes, shard_rows)
-
-    def process(self, path):
-        path = os.fsdecode(path)
+def plan_inputs(paths, id_column, text_column, shard_bytes, shard_rows, columns):
+    """``(units, errors)``: the reading units of every input, planned here in the driver (a
+    Parquet footer each; JSONL and text files are a unit each), and a ``ReadError`` per input
+    whose plan failed. Planned before the pipeline runs so that its first step is a ``Create``
+    of units, which every runner spreads over its workers, one unit a work item (a Dask
+    partition each; a planning step inside the pipeline left Dask one partition per 128
+    files)."""
+    units, errors = [], []
+    for path in (files.canonical(p) for p in paths):
         try:
-            yield from plan_units(path, *columns_for(path, *self._columns), *self._sizes)
+            units += plan_units(path, *columns_for(path, id_column, text_column, columns),
+                                shard_bytes, shard_rows)
         except READ_ERRORS as e:
-            _counter("read_errors").inc()
-            yield beam.pvalue.TaggedOutput(
-                ERRORS, ReadError(files.shown(path), f"{type(e).__name__}: {e}"))
+            errors.append(ReadError(files.shown(path), f"{type(e).__name__}: {e}"))
+    return units, errors
 
 
-class _ReadUnit(beam.DoFn):
+class ReadUnit(beam.DoFn):
+    """A reading unit -> its ``DocBatch`` elements, with tagged outputs: ``done`` (the entries
+    of shards complete in ``out_dir``, not read again) and ``errors`` (a ``ReadError``)."""
+
     def __init__(self, id_column, text_column, shard_bytes, shard_rows, columns, out_dir,
                  config_id, id_type, txt_docs):
         self._columns = (id_column, text_column, columns)
@@ -93,36 +99,31 @@ class ReadDocuments(beam.PTransform):
     """Files (Parquet, JSONL, text; .gz, .xz, .zst) -> ``DocBatch`` elements, one per shard,
     ids of kind ``id_type`` (``inputs.job_id_type``), each file known by its canonical name
     (``files.canonical``) and read with its own columns where ``columns`` names it
-    (``inputs.resolve_inputs``), a text file's documents per ``txt_docs``.
+    (``inputs.resolve_inputs``), a text file's documents per ``txt_docs``. The inputs are
+    planned when the pipeline is built (:func:`plan_inputs`).
 
     Returns a dict of PCollections: ``batches`` (DocBatch), ``done`` (manifest entries of
     shards already complete in ``out_dir`` with ``config_id``, which are not read again) and
-    ``errors`` (``ReadError`` per unreadable file or row group; the rest still runs).
+    ``errors`` (``ReadError`` per unreadable file or row group; the rest still runs). Tagged
+    outputs: for runners that keep them apart (not Beam's DaskRunner, which puts them in one
+    collection; the jobs use :class:`ShardUnits`, a single output).
     """
 
     def __init__(self, paths, id_column="id", text_column="text",
                  shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS, out_dir=None,
                  config_id=None, id_type="string", columns=None, txt_docs="line"):
         super().__init__()
-        self._paths = [files.canonical(p) for p in paths]
+        self._paths = list(paths)
         self._args = (id_column, text_column, shard_bytes, shard_rows, columns)
-        self._out_dir = out_dir
-        self._config_id = config_id
-        self._id_type = id_type
-        self._txt_docs = txt_docs
+        self._read = ReadUnit(*self._args, out_dir, config_id, id_type, txt_docs)
 
     def expand(self, pbegin):
-        planned = (pbegin
-                   # As bytes: Beam's str coder cannot carry names that are not UTF-8.
-                   | "Files" >> beam.Create([os.fsencode(p) for p in self._paths])
-                   | "Plan" >> beam.ParDo(_PlanUnits(*self._args)).with_outputs(ERRORS,
-                                                                                main="units"))
-        read = (planned.units
-                | "Spread" >> beam.Reshuffle()
-                | "Read" >> beam.ParDo(_ReadUnit(*self._args, self._out_dir, self._config_id,
-                                                 self._id_type, self._txt_docs))
-                .with_outputs(DONE, ERRORS, main="batches"))
-        errors = (planned[ERRORS], read[ERRORS]) | "Errors" >> beam.Flatten()
+        units, errors = plan_inputs(self._paths, *self._args)
+        read = (pbegin
+                | "Units" >> beam.Create(units)
+                | "Read" >> beam.ParDo(self._read).with_outputs(DONE, ERRORS, main="batches"))
+        planned = pbegin | "PlanErrors" >> beam.Create(errors)
+        errors = (planned, read[ERRORS]) | "Errors" >> beam.Flatten()
         return {"batches": read.batches, "done": read[DONE], "errors": errors}
 
 
@@ -131,13 +132,16 @@ class Tokenize(beam.DoFn):
     (documents, bytes, tokens, replaced, rejects.<reason>) and per-batch distributions.
 
     ``tokenizer``: a tokenizer file path (anything ``corpustok.load`` reads) or a picklable
-    zero-argument factory; it is built once per DoFn instance in ``setup()``. ``threads``:
-    the kernel threads of each batch call (``encode_arrays``).
+    zero-argument factory; it is built once per DoFn instance in ``setup()``, or once per
+    process when ``identity`` (its sha256, as the job's configuration names it) is given
+    (``tokenize.kept_tokenizer``). ``threads``: the kernel threads of each batch call
+    (``encode_arrays``).
     """
 
     def __init__(self, tokenizer, bos=None, eos=None, max_doc_bytes=DEFAULT_MAX_DOC_BYTES,
-                 threads=1):
+                 threads=1, identity=None):
         self._spec = tokenizer
+        self._identity = identity
         self._threads = threads
         self._bos = bos
         self._eos = eos
@@ -146,7 +150,8 @@ class Tokenize(beam.DoFn):
 
     def setup(self):
         if self._tok is None:  # setup() may run more than once (apache/beam#20098)
-            self._tok = load_tokenizer(self._spec)
+            self._tok = load_tokenizer(self._spec) if self._identity is None else \
+                kept_tokenizer(self._spec, self._identity)
             freeze_in_local_worker()
 
     def process(self, batch):
@@ -193,27 +198,61 @@ class WriteTokenShards(beam.PTransform):
         return tokens | "Write" >> beam.ParDo(self._dofn)
 
 
-class WriteRunManifest(beam.PTransform):
-    """``(entries, errors)`` -> the run manifest (``.corpustok/manifest.json``), written once
-    every shard is done (the COMPLETED marker); outputs the manifest dict."""
+class ShardUnits(beam.DoFn):
+    """A reading unit -> the manifest entries of its shards and its ``ReadError`` (if any):
+    each shard read, tokenized and written in turn inside this one step (the same DoFns as
+    ``ReadDocuments``, ``Tokenize`` and ``WriteTokenShards``, chained), so the step's output
+    is small and single. A runner that materializes what passes between steps (Beam's
+    DaskRunner keeps a partition's output in a list) then holds one shard at a time, and a
+    retried unit finds its shards written so far complete and skips them."""
 
-    def __init__(self, out_dir, tokenizer_sha256, config, run_id=None, inputs=()):
+    def __init__(self, read, tokenize, write):
+        self._read = read
+        self._tokenize = tokenize
+        self._write = write
+
+    def setup(self):
+        self._tokenize.setup()
+
+    def process(self, unit):
+        for item in self._read.process(unit):
+            if isinstance(item, beam.pvalue.TaggedOutput):  # a done entry or a ReadError
+                yield item.value
+                continue
+            for tb in self._tokenize.process(item):
+                yield from self._write.process(tb)
+
+
+class WriteRunManifest(beam.PTransform):
+    """Shard entries and ``ReadError`` elements (one PCollection or a tuple of them) -> the
+    run manifest (``.corpustok/manifest.json``), written once every shard is done (the
+    COMPLETED marker); outputs the manifest dict. ``errors``: read errors known when the
+    pipeline is built (inputs whose plan failed).
+
+    One terminal step on a single input: every element goes to one key of a GroupByKey (with
+    a start element, so an empty run still writes its manifest), and no side input, which
+    Beam's DaskRunner would compute a second time."""
+
+    def __init__(self, out_dir, tokenizer_sha256, config, run_id=None, inputs=(), errors=()):
         super().__init__()
         self._out_dir = out_dir
         self._meta = (tokenizer_sha256, config)
         self._run_id = run_id
         self._inputs = list(inputs)
+        self._errors = list(errors)
 
     def expand(self, pcolls):
-        entries, errors = pcolls
-        all_errors = errors | "AllErrors" >> beam.combiners.ToList()
+        pcolls = tuple(pcolls) if isinstance(pcolls, (tuple, list)) else (pcolls,)
         out_dir = self._out_dir
         meta = self._meta
         run_id = self._run_id
         inputs = self._inputs
+        planned = self._errors
         config_id = config_hash(meta[1])
 
-        def write(entry_list, error_list):
+        def write(_, items):
+            entry_list = [x for x in items if isinstance(x, dict)]
+            error_list = planned + [x for x in items if isinstance(x, ReadError)]
             # The manifest first: a crash between the two leaves the stale shards' entries,
             # which the next run removes in turn.
             stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list,
@@ -224,27 +263,30 @@ class WriteRunManifest(beam.PTransform):
             remove_shards(out_dir, stale)
             return manifest
 
-        return (entries
-                | "AllEntries" >> beam.combiners.ToList()
-                | "WriteManifest" >> beam.Map(write, beam.pvalue.AsSingleton(all_errors)))
+        start = pcolls[0].pipeline | "Start" >> beam.Create([None])
+        return ((*pcolls, start)
+                | "Results" >> beam.Flatten()
+                | "OneKey" >> beam.Map(lambda x: (None, x))
+                | "Gather" >> beam.GroupByKey()
+                | "WriteManifest" >> beam.MapTuple(write))
 
 
 def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig, *,
                        max_doc_bytes=DEFAULT_MAX_DOC_BYTES, run_id=None, threads=1):
-    """The whole tokenize job on a pipeline: read, tokenize, write shards, write the manifest.
-    ``tokenizer``: what :class:`Tokenize` builds its tokenizer from, the one ``config`` names;
-    ``threads``: kernel threads per batch.
-    Returns the PCollection holding the run manifest dict."""
+    """The whole tokenize job on a pipeline: ``Create`` of the planned units, one
+    :class:`ShardUnits` step (read, tokenize, write shards), then the run manifest: a shape
+    every runner computes whole (a single terminal step that depends on every shard).
+    ``tokenizer``: what :class:`Tokenize` builds its tokenizer from, the one ``config``
+    names; ``threads``: kernel threads per batch. Returns the PCollection holding the run
+    manifest dict."""
     c = config
-    read = pbegin | "ReadDocuments" >> ReadDocuments(paths, c.id_column, c.text_column,
-                                                     c.shard_bytes, c.shard_rows, out_dir, c.id,
-                                                     c.id_type, c.columns,
-                                                     c.txt_docs or "line")
-    written = (read["batches"]
-               | "Tokenize" >> beam.ParDo(Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes,
-                                                               threads))
-               | "WriteTokenShards" >> WriteTokenShards(out_dir, c.tokenizer_sha256, c.id,
-                                                        c.write_rejects, run_id, c.columns))
-    entries = (written, read["done"]) | "Entries" >> beam.Flatten()
-    return (entries, read["errors"]) | "WriteRunManifest" >> WriteRunManifest(
-        out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths)
+    args = (c.id_column, c.text_column, c.shard_bytes, c.shard_rows, c.columns)
+    units, errors = plan_inputs(paths, *args)
+    shards = ShardUnits(ReadUnit(*args, out_dir, c.id, c.id_type, c.txt_docs or "line"),
+                        Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes, threads,
+                                 c.tokenizer_sha256),
+                        _WriteShard(out_dir, c.tokenizer_sha256, c.id, c.write_rejects, run_id,
+                                    c.columns))
+    results = pbegin | "Units" >> beam.Create(units) | "Shards" >> beam.ParDo(shards)
+    return results | "WriteRunManifest" >> WriteRunManifest(
+        out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths, errors)

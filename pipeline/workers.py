@@ -33,6 +33,7 @@ driver ends. What it was writing then is a temporary the next run deletes.
 A value the user set is kept.
 """
 import gc
+import logging
 import os
 import subprocess
 from contextlib import contextmanager
@@ -128,3 +129,24 @@ def freeze_in_local_worker():
     if driver and driver != str(os.getpid()):
         gc.freeze()
 
+
+
+class _QuietOptionalDeps(logging.Filter):
+    """Drops Beam's import-time notice that its optional GCP clients are missing: local runs
+    do not need them, and the line reads like an error to a user."""
+
+    def filter(self, record):
+        return "apitools not found" not in record.getMessage()
+
+
+def quiet_optional_deps():
+    """Filter that notice out of this process's root logger (once)."""
+    root = logging.getLogger()
+    if not any(isinstance(f, _QuietOptionalDeps) for f in root.filters):
+        root.addFilter(_QuietOptionalDeps())
+
+
+def dask_setup(worker):
+    """Run by each worker of the local Dask cluster a job starts (a ``preload`` module): the
+    notice would otherwise print once per worker, when its first task imports Beam."""
+    quiet_optional_deps()

@@ -79,7 +79,7 @@ def test_local_workers_receive_the_job_options(tmp_path):
     # remote filesystem that needs them (S3 with an endpoint) would fail there.
     import apache_beam as beam
 
-    from corpustok.pipeline.run import beam_options
+    from corpustok.pipeline.runners import beam_options
 
     def record(x, folder):  # nested: pickled by value, the workers cannot import this module
         import os
