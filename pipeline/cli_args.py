@@ -67,7 +67,8 @@ def _add_read_options(p, ids=True):
 
 def _add_local_mode(p):
     p.add_argument("--local-mode", choices=tuple(LOCAL_MODES), default=DEFAULT_LOCAL_MODE,
-                   help="how more than one local worker runs: as threads of this process "
+                   help="how more than one local worker of the default runner (the "
+                        "FnApiRunner; Dask's are processes) runs: as threads of this process "
                         "(Beam's multi_threading; the kernels release the GIL: as fast or "
                         "faster end to end, and 2 s quicker to start) or as worker processes "
                         "(multi_processing: a crash stays in its process) (default: "

@@ -132,12 +132,12 @@ def dask_cluster(options, runner, workers=None):
         with LocalCluster(n_workers=max(1, workers or 1), threads_per_worker=1, processes=True,
                           dashboard_address=None, silence_logs=logging.ERROR,
                           preload=["corpustok.pipeline.workers"]) as cluster:
-            dask = options.view_as(DaskOptions)
-            dask.address = cluster.scheduler_address
+            view = options.view_as(DaskOptions)
+            view.address = cluster.scheduler_address
             try:
                 yield
             finally:
-                dask.address = None
+                view.address = None
     finally:
         log.setLevel(level)
 
