@@ -12,7 +12,8 @@ setup(
     description="Streaming pretraining-corpus tokenizer: Fast WordPiece and UBE byte-level BPE, "
     "Numba kernels, Apache Beam pipeline, Parquet token shards",
     python_requires=">=3.10",
-    packages=["corpustok", "corpustok.kernels", "corpustok.schemas", "corpustok.pipeline"],
+    packages=["corpustok", "corpustok.data", "corpustok.kernels", "corpustok.schemas",
+              "corpustok.pipeline"],
     package_dir={
         "corpustok": "corpustok",
         "corpustok.kernels": "kernels",

@@ -137,7 +137,7 @@ def shard_stages(tokenizer, path, shards=12):
     return {k: 1e3 * v / shards for k, v in spent.items()}
 
 
-def _tree_rss(root):
+def tree_rss(root):
     """Summed RSS (bytes) of ``root`` and its descendants (the driver and its workers), read
     from /proc/PID/task/*/children: a few files per sample, not every process on the host
     (a full /proc scan every 50 ms took ~3% of a core from the run it measures)."""
@@ -199,7 +199,7 @@ def run_child(tokenizer, path, out, mode):
                             start_new_session=True, text=True)
     peak = 0
     while proc.poll() is None:
-        peak = max(peak, _tree_rss(proc.pid))
+        peak = max(peak, tree_rss(proc.pid))
         time.sleep(0.1)
     res = json.loads(proc.stdout.read().strip().splitlines()[-1])
     if proc.returncode or not res["ok"]:

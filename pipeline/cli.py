@@ -94,6 +94,11 @@ def _cmd_tokenize(args, beam_args):
     from corpustok.pipeline.outdir import RUN_MANIFEST
     print(f"  output     {files.shown(files.join(args.out, RUN_MANIFEST))}")
     code = EXIT_OK if result.ok else EXIT_INPUT_ERRORS
+    if args.export and result.ok:
+        _export(args.out, args.export, args.export_out or _export_prefix(args.out, args.export))
+    elif args.export:
+        print(f"corpustok tokenize: not exported ({result.manifest['status']}): export a "
+              "COMPLETED run", file=sys.stderr)
     if result.reject_fraction > args.max_reject_fraction:
         print(f"corpustok tokenize: {result.reject_fraction:.1%} of the rows read were "
               f"rejected, above --max-reject-fraction {args.max_reject_fraction:g}: check the "
@@ -108,6 +113,26 @@ def _with_dask_address(args, beam_args):
     if args.dask_address is None:
         return beam_args
     return [*beam_args, f"--dask_client_address={args.dask_address}"]
+
+
+def _export_prefix(out, fmt):
+    """``--export``'s default prefix: beside the shard folder, named after it."""
+    if files.is_remote(out):
+        raise ValueError("--export of a remote --out needs a local --export-out PREFIX")
+    return os.path.normpath(os.path.abspath(out)) + "." + fmt
+
+
+def _export(folder, fmt, prefix, seed=None, vocab_size=None):
+    from corpustok.pipeline.export import export
+    m = export(folder, fmt, prefix, seed=seed, vocab_size=vocab_size)
+    print(f"corpustok: exported {m['documents']:,} documents, {m['tokens']:,} tokens "
+          f"({m['dtype']}) as {fmt}: " + ", ".join(prefix + f[len(os.path.basename(prefix)):]
+                                                   for f in m["files"]))
+    if m["config"].get("bos") is None and m["config"].get("eos") is None and fmt != "megatron":
+        print(f"corpustok: warning: the job put no --bos or --eos around documents: in the "
+              f"{fmt} stream they touch, and only the index tells them apart",
+              file=sys.stderr)
+    return EXIT_OK
 
 
 def _say_removed(path):
@@ -281,6 +306,8 @@ def main(argv=None, handle_signals=False):
             return _cmd_decode(args)
         if args.command == "export-tokenizer":
             return _cmd_export_tokenizer(args)
+        if args.command == "export":
+            return _export(args.folder, args.format, args.out, args.seed, args.vocab_size)
         if args.command == "report":
             from corpustok.pipeline.report import run_report
             return run_report(args)

@@ -8,7 +8,7 @@ import argparse
 import textwrap
 
 import corpustok
-from corpustok.pipeline.config import TXT_DOCS
+from corpustok.pipeline.config import EXPORT_FORMATS, TXT_DOCS
 from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, LOCAL_MODES
 
 GIVEN = "_given"  # namespace attribute: the single-valued options met so far, removed after
@@ -194,6 +194,36 @@ def build_parser():
                            "its earlier inputs are kept")
     tk.add_argument("--no-progress", action="store_true",
                     help="no progress line on stderr")
+    tk.add_argument("--export", choices=EXPORT_FORMATS, metavar="FORMAT",
+                    help="when the run is COMPLETED, also export the shards as "
+                         f"{'|'.join(EXPORT_FORMATS)} (see `corpustok export --help`)")
+    tk.add_argument("--export-out", metavar="PREFIX",
+                    help="where --export writes (default: beside DIR, DIR.FORMAT, e.g. "
+                         "shards.megatron.bin and .idx; a local path)")
+
+    xp = _sub(sub, "export", help="export a shard folder for Megatron, datatrove or OLMo",
+              description="Write the documents of a COMPLETED shard folder as a flat token "
+                          "stream with document boundaries: megatron (PREFIX.bin + .idx, "
+                          "Megatron-Core's indexed dataset, one sequence a document; uint16 "
+                          "below 65,500 ids, else int32), datatrove (PREFIX.ds + .ds.index + "
+                          ".ds.metadata; uint16 up to 65,536 ids, else uint32) or numpy "
+                          "(dolma's PREFIX.npy raw memmap + PREFIX.csv.gz of start,end,id,"
+                          "source,row). Shards are read one at a time in the run manifest's "
+                          "order; files appear only when complete, PREFIX.export.json (source "
+                          "shards with sha256, documents, tokens, dtype) last.")
+    xp.add_argument("folder", metavar="SHARDS_DIR", help="output folder of a tokenize run")
+    xp.add_argument("--format", required=True, choices=EXPORT_FORMATS,
+                    help="the layout to write (see above)")
+    xp.add_argument("--out", "-o", required=True, metavar="PREFIX",
+                    help="path prefix of the files to write (local; files of an earlier "
+                         "export of the same layout are replaced, any other file is kept: "
+                         "exit 2)")
+    xp.add_argument("--seed", type=int, default=None,
+                    help="shuffle the documents (uniformly, in bounded memory); the same seed "
+                         "gives the same order (default: the manifest's order)")
+    xp.add_argument("--vocab-size", type=_positive(int), default=None,
+                    help="the vocabulary the id type is chosen for (default: the largest id "
+                         "in the shards + 1); ids must be below it")
 
     for name, what in (("encode", "text to ids"), ("decode", "ids to text")):
         ed = _sub(sub, name, help=f"{what} with a tokenizer file",

@@ -19,6 +19,7 @@ from typing import Optional
 
 OMITTED_WHEN_NONE = ("columns", "txt_docs")
 TXT_DOCS = ("line", "paragraph")  # what a document of a .txt input is (read_text)
+EXPORT_FORMATS = ("megatron", "datatrove", "numpy")  # the layouts pipeline.export writes
 
 
 def config_hash(config: dict) -> str:

@@ -119,6 +119,7 @@ def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_reje
         "rejects": {r: reasons.count(r) for r in REJECT_REASONS if r in reasons},
         "rejected": listed,
         "input_sha256": tb.input_sha256,
+        "max_id": _max_id(t.column("tokens")),
         "parquet_bytes": files.size(path),
         "tokenizer_sha256": tokenizer_sha256,
         "config": config_id,
@@ -126,6 +127,13 @@ def write_shard(out_dir, tb: TokenBatch, tokenizer_sha256, config_id, write_reje
     check_shard_entry(entry)
     write_json(entry_path(out_dir, name), entry, run_id)
     return entry
+
+
+def _max_id(tokens):
+    """The largest token id of a shard's token lists, -1 for none: what an export needs to
+    choose its id type without reading the shard again."""
+    m = pc.max(pc.list_flatten(tokens)).as_py()
+    return -1 if m is None else m
 
 
 def stale_entries(out_dir, entries, config_id, inputs, errors, columns=None):

@@ -34,8 +34,8 @@ def _subparsers():
 
 def test_help_explains_every_option(capsys):
     subs = _subparsers()
-    assert set(subs) == {"train", "tokenize", "encode", "decode", "export-tokenizer", "main",
-                         "report"}
+    assert set(subs) == {"train", "tokenize", "encode", "decode", "export-tokenizer", "export",
+                         "main", "report"}
     for name, sub in subs.items():
         assert sub.description, name
         for action in sub._actions:
@@ -45,7 +45,8 @@ def test_help_explains_every_option(capsys):
     assert e.value.code == 0
     text = capsys.readouterr().out
     for flag in ("--tokenizer", "--out", "--text-column", "--id-column", "--eos", "--bos",
-                 "--shard-mb", "--workers", "--rejects", "FlinkRunner", "DataflowRunner"):
+                 "--shard-mb", "--workers", "--rejects", "FlinkRunner", "DataflowRunner",
+                 "--runner dask", "--dask-address", "--export"):
         assert flag in text
 
 
