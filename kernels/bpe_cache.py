@@ -10,6 +10,8 @@ constant. The cache is a pure memo: results never depend on its state. The encod
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.unicode import load_word
+
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
 FNV_PRIME = np.int64(1099511628211)
 CACHE_KEY = 64  # chunks longer than this many bytes are not cached
@@ -72,13 +74,8 @@ def _pack(data, s, e):
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _word(data, s, n):
     """The first ``n`` (clipped to 0..8) of the 8 bytes at ``data[s:s + 8]``, which must all
-    exist, as a little-endian int64. Unsigned indices let LLVM fuse the eight loads into one."""
-    u = np.uint64(s)
-    w = (np.int64(data[u]) | np.int64(data[u + np.uint64(1)]) << 8 |
-         np.int64(data[u + np.uint64(2)]) << 16 | np.int64(data[u + np.uint64(3)]) << 24 |
-         np.int64(data[u + np.uint64(4)]) << 32 | np.int64(data[u + np.uint64(5)]) << 40 |
-         np.int64(data[u + np.uint64(6)]) << 48 | np.int64(data[u + np.uint64(7)]) << 56)
-    return w & BYTE_MASKS[max(0, min(n, 8))]
+    exist, as a little-endian int64."""
+    return load_word(data, s) & BYTE_MASKS[max(0, min(n, 8))]
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")

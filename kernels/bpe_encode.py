@@ -30,6 +30,7 @@ from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KE
                                          chunk_hash, fast_key, general_put, same_bytes)
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
+from corpustok.kernels.hugepages import advise_huge_pages
 from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split import chunk_end
 from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_symbols
@@ -331,6 +332,7 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     count_symbols(data, offsets, model[0], counts, replaced)
     # ids <= base symbols: the output never grows; a cache hit writes FAST_IDS slots
     out = np.empty(counts.sum() + FAST_IDS, np.int32)
+    advise_huge_pages(out)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),

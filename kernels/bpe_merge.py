@@ -12,6 +12,7 @@ HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.hugepages import advise_huge_pages
 from corpustok.kernels.prefetch import prefetch
 
 NO_RANK = np.int64(1) << 62  # rank of a pair the merges do not contain
@@ -339,8 +340,15 @@ def bucket_work(n, values):
     ``(rank, nxt, prv, below, above, heads)``, int32; 20 bytes per symbol and 4 per value."""
     if n >= 2**31 - 1:  # int32 links, as long_work
         raise ValueError("a single pre-token chunk of 2**31 symbols or more")
-    return (np.full(n, STALE, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
-            np.empty(n, np.int32), np.empty(n, np.int32), np.full(values, -1, np.int32))
+    rank, nxt, prv = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32)
+    below, above = np.empty(n, np.int32), np.empty(n, np.int32)
+    advise_huge_pages(rank)  # before their pages are first touched
+    advise_huge_pages(nxt)
+    advise_huge_pages(prv)
+    advise_huge_pages(below)
+    advise_huge_pages(above)
+    rank[:] = STALE
+    return rank, nxt, prv, below, above, np.full(values, -1, np.int32)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
