@@ -167,7 +167,7 @@ def encode_long_chunk(data, s, e, model, out, j):
     its base symbols) with :func:`merge_long`, or from :data:`BUCKET_MIN` symbols with
     :func:`merge_buckets` where the pair table allows it; returns the number of ids. O(m log
     m) time (O(m) by buckets) and 32 bytes of work memory per symbol for m symbols (by
-    buckets 24, and 4 bytes per order value).
+    buckets too, and 8 bytes per order value).
 
     It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
     is compiled without NRT too, and its work arrays are never freed.
@@ -181,8 +181,7 @@ def encode_long_chunk(data, s, e, model, out, j):
     ids = out[j:]
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     if n >= BUCKET_MIN and pairs[2] > 0:
-        rank, nxt, prv, below, above, heads = bucket_work(n, pairs[2])
-        return merge_buckets(ids, n, pairs, rank, nxt, prv, below, above, heads)
+        return merge_buckets(ids, n, pairs, *bucket_work(n, pairs[2]))
     rank, nxt, prv, heap = long_work(n)
     return merge_long(ids, n, pairs, rank, nxt, prv, heap)
 

@@ -1,11 +1,11 @@
-"""BPE merging: the pair table and the two merge loops of one chunk, lowest rank first.
+"""BPE merging: the pair table and the merge loops of one chunk, lowest rank first.
 
 The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's order
 value, one int64 a slot (:func:`build_pair_table`): the merged id itself when merged ids
 increase with rank (every vocabulary we know), else the rank, with the merged id of each rank
 in a second array. A short chunk is merged by a quadratic scan (:func:`merge_short`), a
 longer one with a heap over a linked list in O(n log n) (:func:`merge_long`), a very long one
-in linear time with a queue of one bucket per order value (:func:`merge_buckets`) where the
+in linear time with one bucket per order value (:func:`merge_buckets`) where the
 vocabulary allows it; all apply the lowest-rank pair first, the leftmost on ties, exactly as
 HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 """
@@ -22,6 +22,7 @@ STALE = -1  # merge_long's rank of a position whose pair is gone (ranks are >= 0
 ID_BITS = 21  # ids and ranks below 2**21: a slot packs left, right and rank in 63 bits
 ID_MASK = np.int64((1 << ID_BITS) - 1)
 BUCKET_MIN = 1 << 14  # symbols from which a chunk is merged by buckets (where allowed)
+PREFETCH_AHEAD = 16  # bucket entries whose positions' lines are fetched ahead of their turn
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -297,99 +298,127 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     return _compact(ids, nxt, n)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _unlist(k, rank, heads, below, above):
-    """Take position ``k`` out of its bucket (a doubly linked list through ``below`` and
-    ``above``, from ``heads[value]``) if it is in one."""
-    v = rank[k]
-    if v == STALE:
-        return
-    if below[k] >= 0:
-        above[below[k]] = above[k]
-    else:
-        heads[v] = above[k]
-    if above[k] >= 0:
-        below[above[k]] = below[k]
-    rank[k] = STALE
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _relist(ids, nxt, n, k, slots, rank, heads, below, above):
-    """Put live position ``k`` in the bucket of its pair's order value (none when the merges
-    lack the pair); returns the value, or -1."""
-    _unlist(k, rank, heads, below, above)
-    q = nxt[k]
-    if q >= n:
-        return -1
-    r = _rank(slots, ids[k], ids[q])
-    if r == NO_RANK:
-        return -1
-    rank[k] = r
-    h = heads[r]
-    below[k] = -1
-    above[k] = h
-    if h >= 0:
-        below[h] = k
-    heads[r] = k
-    return r
-
-
 @njit(nogil=True, cache=True)
 def bucket_work(n, values):
     """Work arrays of :func:`merge_buckets` for ``n`` symbols and ``values`` order values:
-    ``(rank, nxt, prv, below, above, heads)``, int32; 20 bytes per symbol and 4 per value."""
+    ``(rank, nxt, prv, ends, order, extra_pos, extra_next, extra_head)``, int32; 32 bytes per
+    symbol and 8 per value."""
     if n >= 2**31 - 1:  # int32 links, as long_work
         raise ValueError("a single pre-token chunk of 2**31 symbols or more")
     rank, nxt, prv = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32)
-    below, above = np.empty(n, np.int32), np.empty(n, np.int32)
+    order, extra_pos, extra_next = np.empty(n, np.int32), np.empty(2 * n, np.int32), \
+        np.empty(2 * n, np.int32)
     advise_huge_pages(rank)  # before their pages are first touched
     advise_huge_pages(nxt)
     advise_huge_pages(prv)
-    advise_huge_pages(below)
-    advise_huge_pages(above)
-    rank[:] = STALE
-    return rank, nxt, prv, below, above, np.full(values, -1, np.int32)
+    advise_huge_pages(order)
+    advise_huge_pages(extra_pos)
+    advise_huge_pages(extra_next)
+    return (rank, nxt, prv, np.zeros(values + 1, np.int32), order, extra_pos, extra_next,
+            np.full(values, -1, np.int32))
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_buckets(ids, n, pairs, rank, nxt, prv, below, above, heads):
-    """Merge ``ids[:n]`` in place like :func:`merge_long`, in O(n + order values): each
-    position waits in the bucket of its pair's order value, the buckets emptied lowest
-    first. Exact only for a table whose ``buckets`` is not 0: a merge then makes only pairs
-    of higher values, so a bucket, once reached, gets no more positions, and the pairs of one
-    value touch each other only in chains of consecutive pairs, each merged from its left
-    end, as the leftmost-first rule does. Work arrays of :func:`bucket_work` (``rank`` all
-    :data:`STALE`, ``heads`` all -1; both are left so)."""
+def _repair(ids, n, k, slots, rank, extra_pos, extra_next, extra_head, used, j):
+    """Set ``rank[k]`` to the order value of the pair at live position ``k`` (whose right
+    neighbour is ``j``) and file ``k`` under it (a later entry of the bucket); returns
+    ``(value or -1, entries used)``."""
+    r = NO_RANK if j >= n else _rank(slots, ids[k], ids[j])
+    if r == NO_RANK:
+        rank[k] = STALE
+        return -1, used
+    rank[k] = r
+    extra_pos[used] = k
+    extra_next[used] = extra_head[r]
+    extra_head[r] = used
+    return r, used + 1
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi):
+    """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
+    (the leftmost-first rule); returns ``(entries used, highest value filed)``."""
     slots, new_of_rank, _ = pairs
+    extra_pos, extra_next, extra_head = extra
+    while prv[k] >= 0 and rank[prv[k]] == v:  # to the chain's left end
+        k = prv[k]
+    t = merged_id(new_of_rank, v)
+    while True:  # merge along the chain
+        q = nxt[k]
+        rank[q] = STALE  # q is gone: its entries are stale
+        ids[k] = t
+        r = nxt[q]
+        nxt[k] = r
+        if r < n:
+            prv[r] = k
+        nk = rank[r] if r < n else STALE  # the chain goes on at r if r's pair is of v
+        got, used = _repair(ids, n, k, slots, rank, extra_pos, extra_next, extra_head, used, r)
+        hi = max(hi, got)
+        p = prv[k]
+        if p >= 0:
+            got, used = _repair(ids, n, p, slots, rank, extra_pos, extra_next, extra_head,
+                                used, k)
+            hi = max(hi, got)
+        if nk != v:
+            return used, hi
+        k = r
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_buckets(ids, n, pairs, rank, nxt, prv, ends, order, extra_pos, extra_next,
+                  extra_head):
+    """Merge ``ids[:n]`` in place like :func:`merge_long`, in O(n + order values): the
+    buckets of order values are emptied lowest first. Exact only for a table whose
+    ``buckets`` is not 0: a merge then makes only pairs of higher values, so a bucket, once
+    reached, gets no more positions, and the pairs of one value touch each other only in
+    chains of consecutive pairs, each merged from its left end, as the leftmost-first rule
+    does.
+
+    A bucket is the initial pairs of its value, sorted by position (a counting sort into
+    ``order``, ``ends`` marking where each value's run ends), walked in order with the lines
+    of the positions a few entries ahead prefetched (their memory waits overlap), then the
+    pairs merging made, filed in the linked ``extra_*`` entries; an entry whose position no
+    longer holds a pair of that value is skipped. Work arrays of :func:`bucket_work`."""
+    slots = pairs[0]
     _link(nxt, prv, n)
-    lo = len(heads)
+    values = len(extra_head)
+    lo = values
     hi = -1
-    for k in range(n):
-        r = _relist(ids, nxt, n, k, slots, rank, heads, below, above)
-        if r >= 0:
-            lo = min(lo, r)
-            hi = max(hi, r)
+    for k in range(n):  # the initial pairs, counted by value
+        r = NO_RANK if k + 1 >= n else _rank(slots, ids[k], ids[k + 1])
+        if r == NO_RANK:
+            rank[k] = STALE
+            continue
+        rank[k] = r
+        ends[r + 1] += 1
+        lo = min(lo, r)
+        hi = max(hi, r)
+    for v in range(values):  # ends[v]: where value v's run starts
+        ends[v + 1] += ends[v]
+    for k in range(n):  # ends[v]: where it ends
+        if rank[k] != STALE:
+            order[ends[rank[k]]] = k
+            ends[rank[k]] += 1
+    extra = (extra_pos, extra_next, extra_head)
+    used = 0
     v = lo
     while v <= hi:
-        k = heads[v]
-        if k < 0:
-            v += 1
-            continue
-        while prv[k] >= 0 and rank[prv[k]] == v:  # to the chain's left end
-            k = prv[k]
-        t = merged_id(new_of_rank, v)
-        while True:  # merge along the chain
-            q = nxt[k]
-            _unlist(q, rank, heads, below, above)
-            ids[k] = t
-            r = nxt[q]
-            nxt[k] = r
-            if r < n:
-                prv[r] = k
-            hi = max(hi, _relist(ids, nxt, n, k, slots, rank, heads, below, above))
-            if prv[k] >= 0:
-                hi = max(hi, _relist(ids, nxt, n, prv[k], slots, rank, heads, below, above))
-            if r >= n or rank[r] != v:
-                break
-            k = r
+        b = ends[v]
+        for i in range(ends[v - 1] if v > 0 else 0, b):
+            if i + PREFETCH_AHEAD < b:
+                p = order[i + PREFETCH_AHEAD]
+                prefetch(rank, p)
+                prefetch(prv, p)
+                prefetch(nxt, p)
+                prefetch(ids, p)
+            k = order[i]
+            if rank[k] == v:
+                used, hi = _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi)
+        e = extra_head[v]
+        while e >= 0:
+            k = extra_pos[e]
+            if rank[k] == v:
+                used, hi = _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi)
+            e = extra_next[e]
+        v += 1
     return _compact(ids, nxt, n)
