@@ -377,8 +377,9 @@ def merge_buckets(ids, n, pairs, rank, nxt, prv, ends, order, extra_pos, extra_n
     A bucket is the initial pairs of its value, sorted by position (a counting sort into
     ``order``, ``ends`` marking where each value's run ends), walked in order with the lines
     of the positions a few entries ahead prefetched (their memory waits overlap), then the
-    pairs merging made, filed in the linked ``extra_*`` entries; an entry whose position no
-    longer holds a pair of that value is skipped. Work arrays of :func:`bucket_work`."""
+    pairs merging made, filed in the linked ``extra_*`` entries and walked with a second
+    pointer as far ahead, prefetching too; an entry whose position no longer holds a pair of
+    that value is skipped. Work arrays of :func:`bucket_work`."""
     slots = pairs[0]
     _link(nxt, prv, n)
     values = len(extra_head)
@@ -415,7 +416,18 @@ def merge_buckets(ids, n, pairs, rank, nxt, prv, ends, order, extra_pos, extra_n
             if rank[k] == v:
                 used, hi = _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi)
         e = extra_head[v]
+        ahead = e  # the entry PREFETCH_AHEAD further down the list (no merge changes it)
+        for _ in range(PREFETCH_AHEAD):
+            if ahead >= 0:
+                ahead = extra_next[ahead]
         while e >= 0:
+            if ahead >= 0:
+                p = extra_pos[ahead]
+                prefetch(rank, p)
+                prefetch(prv, p)
+                prefetch(nxt, p)
+                prefetch(ids, p)
+                ahead = extra_next[ahead]
             k = extra_pos[e]
             if rank[k] == v:
                 used, hi = _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi)
