@@ -25,8 +25,9 @@ streaming encoder needs.
 """
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
-from corpustok.kernels.unicode import utf8_step
+from corpustok.kernels.unicode import HIGH_BITS, load_word, utf8_step
 
 (KIND, FIRST, HAS_LEAD, LEAD_SET, A_SET, A_MIN, A_MAX, HAS_B, B_SET, B_MIN, TAIL,
  TAIL_MASK, TAIL_GROUP, NOT_AHEAD, NOT_SET, LITS, BODY_FIRST) = range(17)
@@ -72,6 +73,22 @@ def _run(data, p, end, ids, mask, most, mark, cid, n, r):
     marked = -1
     reach = p
     while count < most:
+        if cid < 0 and mark == 0 and p + 8 <= end and most - count >= 8:
+            w = load_word(data, p)
+            if w & HIGH_BITS == 0:  # 8 ASCII bytes: their memberships as 8 bits, no branch
+                bits = np.int64(0)
+                for j in range(8):
+                    bits |= ((mask >> ids[(w >> (8 * j)) & 0xFF]) & 1) << j
+                m = trailing_zeros(~bits)  # members before the first other byte (8: all)
+                count += m
+                p += m
+                if m == 8:
+                    last = p - 1
+                    reach = p
+                    continue
+                if m:
+                    last = p - 1
+                return p, count, last, marked, p + 1, ids[data[p]], 1, p + 1
         if p >= end:
             return p, count, last, marked, end + 1, -1, 0, 0
         cid, n, reach = _known(data, p, end, ids, cid, n, r)
