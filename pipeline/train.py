@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from corpustok.bpe_train import ChunkCounts
 
 from corpustok.pipeline import files
+from corpustok.pipeline.count import ChunkCountFn
 from corpustok.pipeline.inputs import resolve_inputs
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS
 from corpustok.pipeline.shards import write_json
@@ -72,27 +73,18 @@ class _CountUnit(beam.DoFn):
         yield part
 
 
-class _MergeParts(beam.CombineFn):
-    """:class:`TrainPart` elements (and None, the start element) -> one."""
+class _MergeParts(ChunkCountFn):
+    """:class:`TrainPart` elements (and None, the start element) -> one; merged as
+    ``ChunkCountFn`` merges its counts."""
 
     def __init__(self, pretokenizer):
-        self._pretokenizer = pretokenizer
+        super().__init__(pretokenizer=pretokenizer)
 
     def create_accumulator(self):
-        return TrainPart(ChunkCounts(self._pretokenizer))
+        return TrainPart(super().create_accumulator())
 
     def add_input(self, acc, part):
         return acc if part is None else acc.merge(part)
-
-    def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        first = next(accumulators)
-        for other in accumulators:
-            first.merge(other)
-        return first
-
-    def extract_output(self, acc):
-        return acc
 
 
 def _learn_and_save(part, planned, out, vocab_size, substrate, specials, info_path):
