@@ -16,7 +16,18 @@ import os
 
 import numpy as np
 
+from corpustok._arrow import id_lists
+
 SEGMENT_TOKENS = 16 << 20  # an export is read in slices of about this many tokens
+
+
+def reorder(flat, offsets, order):
+    """The documents ``order`` of ``flat`` (document ``d`` is ``flat[offsets[d]:offsets[d +
+    1]]``), one after another, and their offsets."""
+    lengths = np.diff(offsets)[order]
+    parts = [flat[offsets[d]:offsets[d + 1]] for d in order]
+    return (np.concatenate(parts) if parts else flat[:0],
+            np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
 
 
 def _shard_segments(folder, manifest):
@@ -24,10 +35,7 @@ def _shard_segments(folder, manifest):
 
     def loader(path):
         def load():
-            tokens = pq.read_table(path, columns=["tokens"]).column("tokens").combine_chunks()
-            offsets = np.asarray(tokens.offsets, np.int64)
-            flat = np.asarray(tokens.values, np.int32)[offsets[0]:offsets[-1]]
-            return flat, offsets - offsets[0]
+            return id_lists(pq.read_table(path, columns=["tokens"]).column("tokens"))[:2]
         return load
 
     return [(e["tokens"], loader(os.path.join(folder, e["file"]))) for e in manifest["shards"]]
@@ -123,11 +131,8 @@ class PackedSequences:
         flat, offsets = self._segments[k][1]()
         if rng_seed is None:
             return flat, offsets
-        perm = np.random.Generator(np.random.PCG64(rng_seed)).permutation(len(offsets) - 1)
-        lengths = np.diff(offsets)[perm]
-        parts = [flat[offsets[d]:offsets[d + 1]] for d in perm]
-        return (np.concatenate(parts) if parts else flat[:0],
-                np.concatenate([[0], np.cumsum(lengths)]))
+        rng = np.random.Generator(np.random.PCG64(rng_seed))
+        return reorder(flat, offsets, rng.permutation(len(offsets) - 1))
 
     def __iter__(self):
         first, stop = self._windows()

@@ -25,17 +25,20 @@ the source shards with their sha256, documents, tokens, dtype) last; outputs are
 """
 import gzip
 import hashlib
-import io
 import json
 import os
 import struct
 import uuid
+from contextlib import nullcontext
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
+
+from corpustok._arrow import id_lists
+from corpustok.packed import reorder
 
 from corpustok.pipeline import cleanup, files
 from corpustok.pipeline.config import EXPORT_FORMATS
@@ -98,20 +101,18 @@ def _check_targets(fmt, prefix):
 
 
 def _shard_docs(folder, entry, cardinality):
-    """``(ids int32, offsets int64, meta table (id, source, row), sha256)`` of one shard, read
+    """``(ids int64, offsets int64, meta table (id, source, row), sha256)`` of one shard, read
     whole (the file's bytes hashed as read), every id checked below ``cardinality``."""
     data = files.read_bytes(files.join(folder, entry["file"]))
     table = pq.read_table(pa.BufferReader(data), columns=["tokens", "id", "source", "row"])
     if table.num_rows != entry["documents"]:
         raise ExportRefused(f"{entry['file']}: {table.num_rows} rows, its entry says "
                             f"{entry['documents']}")
-    tokens = table.column("tokens").combine_chunks()
-    offsets = np.asarray(tokens.offsets, np.int64)
-    flat = np.asarray(tokens.values, np.int32)[offsets[0]:offsets[-1]]
+    flat, offsets, _ = id_lists(table.column("tokens"))
     if len(flat) and int(flat.max()) >= cardinality:
         raise ExportRefused(f"{entry['file']}: token id {int(flat.max())} is outside the "
                             f"vocabulary of {cardinality} ids (--vocab-size)")
-    return (flat, offsets - offsets[0], table.select(["id", "source", "row"]),
+    return (flat, offsets, table.select(["id", "source", "row"]),
             hashlib.sha256(data).hexdigest())
 
 
@@ -138,15 +139,6 @@ def _in_order(folder, shards, cardinality, sources):
         yield flat, offsets, meta
 
 
-def _gather(flat, offsets, order):
-    """The documents ``order`` of ``flat`` (cut at ``offsets``), one after another, and their
-    offsets."""
-    lengths = np.diff(offsets)[order]
-    parts = [flat[offsets[d]:offsets[d + 1]] for d in order]
-    return (np.concatenate(parts) if parts else flat[:0],
-            np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
-
-
 def _shuffled(folder, shards, cardinality, sources, seed, dtype, work):
     """``(ids, offsets, meta)`` of the documents in a uniformly random order for ``seed``:
     each document to a random bucket (its ids in the export's type, appended to a file in
@@ -160,7 +152,7 @@ def _shuffled(folder, shards, cardinality, sources, seed, dtype, work):
         for flat, offsets, meta in _in_order(folder, shards, cardinality, sources):
             bucket = rng.integers(0, k, meta.num_rows)
             order = np.argsort(bucket, kind="stable")
-            ids, offs = _gather(flat, offsets, order)
+            ids, offs = reorder(flat, offsets, order)
             meta = meta.take(pa.array(order))
             d = 0
             for b, n in enumerate(np.bincount(bucket, minlength=k)):
@@ -186,7 +178,7 @@ def _shuffled(folder, shards, cardinality, sources, seed, dtype, work):
             os.remove(os.path.join(work, name))
         offsets = np.concatenate([[0], np.cumsum(np.concatenate(lengths[b]))])
         perm = rng.permutation(meta.num_rows)
-        flat, offs = _gather(ids, offsets, perm)
+        flat, offs = reorder(ids, offsets, perm)
         yield flat, offs, meta.take(pa.array(perm))
 
 
@@ -219,7 +211,7 @@ def _write(fmt, stream, dtype, tokenizer, temps):
     docs = ntok = 0
     with open(temps[0], "wb") as data, \
             (gzip.open(temps[1], "wt", encoding="utf-8", newline="", compresslevel=6)
-             if fmt == "numpy" else io.StringIO()) as rows:
+             if fmt == "numpy" else nullcontext()) as rows:
         for flat, offsets, meta in stream:
             data.write(np.ascontiguousarray(flat.astype(dtype.newbyteorder("<"), copy=False)))
             lengths.append(np.diff(offsets))

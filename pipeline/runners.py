@@ -49,12 +49,12 @@ def beam_options(beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE):
     element of a ``Create`` unless ``--dask_npartitions`` or ``--dask_partition_size`` says
     otherwise; run the job inside :func:`dask_cluster`. Any other runner name is Beam's
     (None: Beam builds it from the options)."""
-    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
     check_beam_args(beam_args)
     if local_mode not in LOCAL_MODES:
         raise ValueError(f"local mode {local_mode!r}: one of {', '.join(LOCAL_MODES)}")
     args = list(beam_args)
-    name, args = _take_runner(args)
+    name = PipelineOptions(args).view_as(StandardOptions).runner
     dask = name is not None and name.lower() in DASK_NAMES
     if not dask and any(a.startswith("--dask_client_address") for a in args):
         raise ValueError("a Dask scheduler address (--dask-address) needs --runner dask")
@@ -64,30 +64,13 @@ def beam_options(beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE):
             args.append("--dask_partition_size=1")  # a unit a partition: spread, retried alone
         return PipelineOptions(args), DaskRunner()
     if name is not None:
-        return PipelineOptions(list(beam_args)), None
+        return PipelineOptions(args), None
     if workers and workers > 1:
         args += [f"--direct_running_mode={LOCAL_MODES[local_mode]}",
                  f"--direct_num_workers={workers}"]
     options = PipelineOptions(args)
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
     return options, FnApiRunner(provision_info=_worker_provision(options))
-
-
-def _take_runner(args):
-    """``(the --runner value or None, args without it)``."""
-    rest, name, k = [], None, 0
-    while k < len(args):
-        a = args[k]
-        if a == "--runner" and k + 1 < len(args):
-            name = args[k + 1]
-            k += 2
-            continue
-        if a.startswith("--runner="):
-            name = a.split("=", 1)[1]
-        else:
-            rest.append(a)
-        k += 1
-    return name, rest
 
 
 def _dask_runner():
