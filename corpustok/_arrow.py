@@ -155,19 +155,20 @@ def string_array(offsets: np.ndarray, data: np.ndarray, valid: Optional[np.ndarr
                                             null_count)
 
 
-def id_array(ids) -> np.ndarray:
-    """int64 ids from a sequence or array of integers; TypeError for anything else, since
-    floats, bools or digit strings would otherwise turn silently into other ids."""
+def id_array(ids, dtype=np.int64) -> np.ndarray:
+    """``dtype`` (int64) ids from a sequence or array of integers; TypeError for anything
+    else, since floats, bools or digit strings would otherwise turn silently into other ids."""
     arr = np.asarray(ids)
     if arr.size and arr.dtype.kind not in "iu":
         raise TypeError(f"ids must be integers, got {arr.dtype} values such as "
                         f"{arr.reshape(-1)[0]!r}")
-    return arr.astype(np.int64, copy=False).reshape(-1)
+    return arr.astype(dtype, copy=False).reshape(-1)
 
 
-def id_lists(lists):
-    """``(ids int64, offsets int64 from 0, valid bool | None)`` of a batch of id lists: an
-    Arrow list/large_list array (chunked or not) or a sequence of id sequences / None."""
+def id_lists(lists, dtype=np.int64):
+    """``(ids, offsets int64 from 0, valid bool | None)`` of a batch of id lists: an Arrow
+    list/large_list array (chunked or not) or a sequence of id sequences / None; the ids as
+    ``dtype`` (int64; int32 reads token shards without a copy)."""
     if not isinstance(lists, (pa.Array, pa.ChunkedArray)):
         lists = [None if x is None else id_array(x) for x in lists]
         lists = pa.array(lists, pa.large_list(pa.int64()))
@@ -175,6 +176,6 @@ def id_lists(lists):
     if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)):
         raise TypeError(f"expected a list array of ids, got {lists.type}")
     offsets = lists.offsets.to_numpy().astype(np.int64)
-    ids = id_array(lists.values.to_numpy(zero_copy_only=False))[offsets[0]:offsets[-1]]
+    ids = id_array(lists.values.to_numpy(zero_copy_only=False), dtype)[offsets[0]:offsets[-1]]
     valid = lists.is_valid().to_numpy(zero_copy_only=False) if lists.null_count else None
     return ids, offsets - offsets[0], valid

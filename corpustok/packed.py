@@ -35,7 +35,8 @@ def _shard_segments(folder, manifest):
 
     def loader(path):
         def load():
-            return id_lists(pq.read_table(path, columns=["tokens"]).column("tokens"))[:2]
+            return id_lists(pq.read_table(path, columns=["tokens"]).column("tokens"),
+                            np.int32)[:2]
         return load
 
     return [(e["tokens"], loader(os.path.join(folder, e["file"]))) for e in manifest["shards"]]

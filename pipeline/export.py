@@ -18,8 +18,8 @@ Shards are read one at a time, in the run manifest's order, rows in order; with 
 documents are shuffled exactly uniformly in bounded memory (Rao-Sandelius: each document goes
 to one of ``k`` temporary buckets at random, then each bucket is permuted in memory and
 written out; ``k`` keeps a bucket near :data:`BUCKET_BYTES` of ids). Memory: one shard, or
-twice a bucket, plus 20 bytes a document for the index. Every file is written under a temporary name beside
-its target and renamed when all are complete, the export manifest (``PREFIX.export.json``:
+twice a bucket, plus 20 bytes a document for the index. Every file is written under a
+temporary name beside its target and renamed when all are complete, the export manifest (``PREFIX.export.json``:
 the source shards with their sha256, documents, tokens, dtype) last; outputs are local files
 (their readers memory-map them).
 """
@@ -101,14 +101,14 @@ def _check_targets(fmt, prefix):
 
 
 def _shard_docs(folder, entry, cardinality):
-    """``(ids int64, offsets int64, meta table (id, source, row), sha256)`` of one shard, read
+    """``(ids int32, offsets int64, meta table (id, source, row), sha256)`` of one shard, read
     whole (the file's bytes hashed as read), every id checked below ``cardinality``."""
     data = files.read_bytes(files.join(folder, entry["file"]))
     table = pq.read_table(pa.BufferReader(data), columns=["tokens", "id", "source", "row"])
     if table.num_rows != entry["documents"]:
         raise ExportRefused(f"{entry['file']}: {table.num_rows} rows, its entry says "
                             f"{entry['documents']}")
-    flat, offsets, _ = id_lists(table.column("tokens"))
+    flat, offsets, _ = id_lists(table.column("tokens"), np.int32)
     if len(flat) and int(flat.max()) >= cardinality:
         raise ExportRefused(f"{entry['file']}: token id {int(flat.max())} is outside the "
                             f"vocabulary of {cardinality} ids (--vocab-size)")
