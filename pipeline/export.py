@@ -19,9 +19,9 @@ documents are shuffled exactly uniformly in bounded memory (Rao-Sandelius: each 
 to one of ``k`` temporary buckets at random, then each bucket is permuted in memory and
 written out; ``k`` keeps a bucket near :data:`BUCKET_BYTES` of ids). Memory: one shard, or
 twice a bucket, plus 20 bytes a document for the index. Every file is written under a
-temporary name beside its target and renamed when all are complete, the export manifest (``PREFIX.export.json``:
-the source shards with their sha256, documents, tokens, dtype) last; outputs are local files
-(their readers memory-map them).
+temporary name beside its target and renamed when all are complete, the export manifest
+(``PREFIX.export.json``: the source shards with their sha256, documents, tokens, dtype)
+last; outputs are local files (their readers memory-map them).
 """
 import gzip
 import hashlib
