@@ -9,7 +9,8 @@ tests and exploration. Sources of the strings: GPT-2's ``encoder.py``, tiktoken'
 import numpy as np
 
 from corpustok._arrow import utf8_batch
-from corpustok.kernels.split import split_batch
+from corpustok.kernels.split_fast import (CL100K_RULE, GPT2_RULE, O200K_RULE, QWEN2_RULE,
+                                          TEKKEN_RULE, split_batch)
 from corpustok.python_split import PythonSplit, isolated, kernel_pattern, steps
 from corpustok.split_pattern import UnsupportedPattern, compile_pattern
 
@@ -31,6 +32,9 @@ TEKKEN_PATTERN = "|".join([*_CASED, r"\p{N}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", _SP
 PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN,
             "qwen2": QWEN2_PATTERN, "qwen3_5": QWEN3_5_PATTERN, "tekken": TEKKEN_PATTERN}
 ALIASES = {"llama3": "cl100k", "llama4": "o200k"}
+# the named patterns whose chunks a bit-parallel rule of corpustok.kernels.split_fast gives
+RULES = {"gpt2": GPT2_RULE, "cl100k": CL100K_RULE, "qwen2": QWEN2_RULE, "o200k": O200K_RULE,
+         "tekken": TEKKEN_RULE}
 WHOLE_TEXT = r"[\x00-\U0010FFFF]+"  # one chunk per document: text split in Python, or unsplit
 
 __all__ = ["PATTERNS", "GPT2_PATTERN", "canonical", "pattern_named", "program", "resolve",
@@ -64,7 +68,8 @@ def canonical(name):
 def program(name="gpt2"):
     """The split kernel's program for a pre-tokenizer name or pattern string
     (:class:`corpustok.split_pattern.UnsupportedPattern` for a pattern it cannot run)."""
-    return compile_pattern(pattern_named(name)).program
+    pattern = pattern_named(name)
+    return compile_pattern(pattern, RULES.get(canonical(pattern), 0)).program
 
 
 def resolve(pretokenizer, where="pretokenizer", python=True):
@@ -99,7 +104,7 @@ def resolve(pretokenizer, where="pretokenizer", python=True):
 
 def split_arrays(data, offsets, pretokenizer="gpt2"):
     """Chunks of a batch in one kernel call: ``(ends int64, chunk_offsets int64)`` as
-    :func:`corpustok.kernels.split.split_batch` defines them."""
+    :func:`corpustok.kernels.split_fast.split_batch` defines them."""
     ends = np.empty(max(int(offsets[-1] - offsets[0]), 1), np.int64)
     chunk_offsets = np.empty(len(offsets), np.int64)
     n = split_batch(data, offsets, program(pretokenizer), ends, chunk_offsets)

@@ -261,9 +261,12 @@ def _mask(cset, reps, props):
 class SplitPattern:
     """A compiled split pattern: ``.pattern`` (the regex string) and ``.program``, the tuple
     the split kernel takes: ``(ids, prog, lit_cp, lit_off, group_off, group_icase,
-    fold_from, fold_to)`` (see :mod:`corpustok.kernels.split`)."""
+    fold_from, fold_to, rule, id_props)`` (see :mod:`corpustok.kernels.split`); ``rule``
+    names the bit-parallel rule of :mod:`corpustok.kernels.split_fast` that gives this
+    pattern's chunks (0: none), which only the caller that knows the pattern can say, and
+    ``id_props`` are the property bits (:data:`PROPERTY_BITS`) of each class id."""
 
-    def __init__(self, pattern):
+    def __init__(self, pattern, rule=0):
         if not isinstance(pattern, str) or not pattern:
             raise UnsupportedPattern(f"a split pattern must be a non-empty str, got {pattern!r}")
         self.pattern = pattern
@@ -293,7 +296,7 @@ class SplitPattern:
                         np.array(lit_cp or [0], np.int32), np.array(lit_off, np.int64),
                         np.array(group_off, np.int64),
                         np.array([icase for _, icase in groups] or [False], np.bool_),
-                        fold_from, fold_to)
+                        fold_from, fold_to, np.int64(rule), props[reps].astype(np.uint8))
 
     @staticmethod
     def _row(branch, ids, reps, props, groups, pattern):
@@ -415,7 +418,7 @@ def _show(items):
 
 
 @lru_cache(maxsize=64)
-def compile_pattern(pattern):
+def compile_pattern(pattern, rule=0):
     """The :class:`SplitPattern` of a regex string (cached); :class:`UnsupportedPattern` when
-    the kernel cannot interpret it exactly."""
-    return SplitPattern(pattern)
+    the kernel cannot interpret it exactly. ``rule``: see :class:`SplitPattern`."""
+    return SplitPattern(pattern, rule)

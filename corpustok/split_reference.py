@@ -38,11 +38,11 @@ class Branch(namedtuple("Branch", "kind first has_lead lead_set a_set a_min a_ma
 
 class Program:
     """The kernel's program tuple ``(ids, prog, lit_cp, lit_off, group_off, group_icase,
-    fold_from, fold_to)`` unpacked: ``branches`` (one :class:`Branch` per row of ``prog``),
+    fold_from, fold_to, rule, id_props)`` unpacked (not the last two, the kernel's shortcut): ``branches`` (one :class:`Branch` per row of ``prog``),
     ``groups`` (a literal group is ``(strings, icase)``) and the ``(?i)`` folds."""
 
     def __init__(self, program):
-        ids, prog, lit_cp, lit_off, group_off, group_icase, fold_from, fold_to = program
+        ids, prog, lit_cp, lit_off, group_off, group_icase, fold_from, fold_to = program[:8]
         self.ids = ids  # class id of every code point
         self.branches = [Branch(**{f: int(row[getattr(kernel, f.upper())])
                                    for f in Branch._fields}) for row in prog]

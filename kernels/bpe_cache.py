@@ -1,11 +1,11 @@
 """The chunk cache of byte-level BPE encoding: chunk bytes -> ids, bounded, two parts.
 
-An inline part, one 64-byte line a slot holding the key and the ids of a chunk of at most
-:data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly every chunk), 2-way sets, so a hit
-reads one cache line; and a general part ``(meta, c_key, c_ids)`` for the longer ones (4-slot
-probing). Both are fixed-size flat arrays with least-used eviction and aging, so memory is
-constant. The cache is a pure memo: results never depend on its state. The encoder
-(:mod:`corpustok.kernels.bpe_encode`) probes it and fills it on a miss.
+An inline part of 32-byte entries, two to a 64-byte line (a 2-way set), each holding the key
+and the ids of a chunk of at most :data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly
+every chunk), so a hit reads one cache line; and a general part ``(meta, c_key, c_ids)`` for
+the longer ones (4-slot probing). Both are fixed-size flat arrays with least-used eviction
+and aging, so memory is constant. The cache is a pure memo: results never depend on its
+state. The encoder (:mod:`corpustok.kernels.bpe_encode`) probes it and fills it on a miss.
 """
 import numpy as np
 from numba import njit
@@ -18,17 +18,20 @@ CACHE_KEY = 64  # chunks longer than this many bytes are not cached
 CACHE_IDS = 32  # nor chunks of more tokens
 CACHE_PROBES = 4
 HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
-# The inline cache: one 64-byte line per slot, 2-way sets. Word 0 is the tag: hash bits 63..16,
-# length 15..11, id count 10..7, uses 6..0 (0 everywhere: empty); words 1-3 the chunk's bytes
-# (little-endian, zero-padded); words 4-7 its ids, two int32 a word.
-FAST_WORDS = 8
-FAST_KEY = 24
-FAST_IDS = 8
-FAST_PER_SLOT = 4  # inline slots per slot of the general cache
+# The inline cache: 4 words an entry, 2 entries (a set) a 64-byte line. Word 0: the chunk's
+# bytes 0-7, word 1: bytes 8-14 and the length in the top byte (0 everywhere: empty), both
+# little-endian and zero-padded; word 2: the id count (bits 0-3), uses (4-10), ids 0 and 1
+# (21 bits from bits 11 and 32); word 3: ids 2, 3 and 4 (21 bits from bits 0, 21 and 42).
+FAST_WORDS = 4
+FAST_KEY = 15
+FAST_IDS = 5
+FAST_PER_SLOT = 8  # inline entries per slot of the general cache
 IN_GENERAL = 15  # an inline id count meaning: this short chunk's ids are in the general cache
+USES_ONE = 16  # one use, in word 2
+USES_MAX = np.int64(0x7F0)
+INLINE_ID = np.int64((1 << 21) - 1)  # an id's bits in words 2 and 3 (ids are below 2**21)
 K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
 K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
-K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 
@@ -54,12 +57,16 @@ def chunk_cache(slots):
     """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64
     [slots, 4], c_key uint8, c_ids int32, inline int64)``, slot ``s`` keeping its bytes at
     ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``inline`` holds
-    ``FAST_PER_SLOT * slots`` one-line slots for the chunks of at most :data:`FAST_KEY` bytes
-    and :data:`FAST_IDS` ids (nearly all), so a hit reads one cache line."""
+    ``FAST_PER_SLOT * slots`` entries (at least one set) for the chunks of at most
+    :data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly all), aligned so that a set is one
+    cache line."""
     meta = np.zeros((slots, 4), np.int64)
     meta[:, BYTES] = -1
+    n = max(2, FAST_PER_SLOT * slots) * FAST_WORDS
+    raw = np.zeros(n + 8, np.int64)
+    skip = (-raw.ctypes.data % 64) // 8
     return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
-            np.zeros(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64))
+            raw[skip:skip + n])
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -80,26 +87,70 @@ def _word(data, s, n):
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def fast_key(data, s, e, fast):
-    """``(k1, k2, k3, tag, first)`` of chunk ``data[s:e]`` (at most :data:`FAST_KEY` bytes) in
-    the inline cache ``fast``: its bytes as three words (three loads and masks when 24 bytes
-    can be read), the tag word a hit must match, and the first word of its 2-way set (a
-    multiply-xor hash of the key). Inlined into :func:`_encode_run`, its one call site."""
+    """``(k1, k2, first)`` of chunk ``data[s:e]`` (at most :data:`FAST_KEY` bytes) in the
+    inline cache ``fast``: its bytes as two words, the length in the second's top byte (two
+    loads and masks when 16 bytes can be read), and the first word of its set (a multiply-xor
+    hash of the key)."""
     length = e - s
-    if s + FAST_KEY <= len(data):
+    if s + 16 <= len(data):
         k1 = _word(data, s, length)
         k2 = _word(data, s + 8, length - 8)
-        k3 = _word(data, s + 16, length - 16)
     else:
         k1 = _pack(data, s, min(e, s + 8))
-        k2 = _pack(data, min(e, s + 8), min(e, s + 16))
-        k3 = _pack(data, min(e, s + 16), e)
-    h = k1 * K1 ^ k2 * K2 ^ k3 * K3 ^ length
-    h ^= h >> 31
-    h *= K2
+        k2 = _pack(data, min(e, s + 8), e)
+    k2 |= np.int64(length) << 56
+    h = k1 * K1 ^ k2 * K2
     h ^= h >> 29
-    tag = ((h >> 16) << 16) | (length << 11)
-    first = (h & (len(fast) // FAST_WORDS - 1) & ~np.int64(1)) * FAST_WORDS
-    return k1, k2, k3, tag, first
+    first = ((h >> 16) & (len(fast) // (2 * FAST_WORDS) - 1)) * (2 * FAST_WORDS)
+    return k1, k2, first
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def fast_get(fast, first, k1, k2, out, j):
+    """The id count of the entry of key ``(k1, k2)`` in the set at ``first`` (-1: none), its
+    ids copied to ``out[j:]``: all :data:`FAST_IDS` slots (``out`` has that much slack), so a
+    hit takes no branch on the count. :data:`IN_GENERAL`: the ids are in the general cache.
+    A hit counts a use (up to a ceiling, after which the line is no longer written)."""
+    for way in range(2):
+        b = first + way * FAST_WORDS
+        if fast[b] == k1 and fast[b + 1] == k2:
+            w2 = fast[b + 2]
+            w3 = fast[b + 3]
+            if w2 & USES_MAX != USES_MAX:
+                fast[b + 2] = w2 + USES_ONE
+            out[j] = (w2 >> 11) & INLINE_ID
+            out[j + 1] = (w2 >> 32) & INLINE_ID
+            out[j + 2] = w3 & INLINE_ID
+            out[j + 3] = (w3 >> 21) & INLINE_ID
+            out[j + 4] = (w3 >> 42) & INLINE_ID
+            return w2 & 0xF
+    return -1
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def fast_put(fast, first, k1, k2, out, j, n):
+    """Keep key ``(k1, k2)`` -> ``out[j:j + n]`` (``n`` <= :data:`FAST_IDS`, or
+    :data:`IN_GENERAL` and no ids) in the set at ``first``: in an empty entry, else in the
+    less used one, halving the other's uses (aging: what stops being used gives way)."""
+    other = first + FAST_WORDS
+    uses0 = fast[first + 2] & USES_MAX
+    uses1 = fast[other + 2] & USES_MAX
+    b = other if fast[first + 1] != 0 and (fast[other + 1] == 0 or uses1 < uses0) else first
+    keep = other if b == first else first
+    w = fast[keep + 2]
+    fast[keep + 2] = (w & ~USES_MAX) | (((w & USES_MAX) >> 1) & USES_MAX)
+    m = n if n <= FAST_IDS else 0
+    fast[b] = k1
+    fast[b + 1] = k2
+    fast[b + 2] = n | USES_ONE | (_inline_id(out, j, 0, m) << 11) | \
+        (_inline_id(out, j, 1, m) << 32)
+    fast[b + 3] = _inline_id(out, j, 2, m) | (_inline_id(out, j, 3, m) << 21) | \
+        (_inline_id(out, j, 4, m) << 42)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _inline_id(out, j, k, m):
+    return np.int64(out[j + k]) & INLINE_ID if k < m else np.int64(0)
 
 
 @njit(nogil=True, cache=True, _nrt=False)

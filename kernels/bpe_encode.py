@@ -17,7 +17,7 @@ Chunks (pre-tokenizer pieces) are looked up first in the bounded chunk cache of
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank, new, ring)``: :func:`_next_special`,
+over these tuples and the work arrays ``(ids, rank, new, ends, keys)``: :func:`_next_special`,
 :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
@@ -25,22 +25,22 @@ arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
-                                         IN_GENERAL, cache_find, cache_get, cache_put,
-                                         chunk_hash, fast_key, general_put, same_bytes)
+from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, IN_GENERAL,
+                                         cache_find, cache_get, cache_put, chunk_hash, fast_get,
+                                         fast_key, fast_put, general_put, same_bytes)
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
 from corpustok.kernels.hugepages import advise_huge_pages
 from corpustok.kernels.prefetch import prefetch
-from corpustok.kernels.split import chunk_end
+from corpustok.kernels.split_fast import split_some
 from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_symbols
 from corpustok.kernels.token_table import find_token
 from corpustok.kernels.unicode import short_char_length, utf8_step
 
 SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
-AHEAD = 4  # chunks split ahead of the one encoded, their cache lines loading meanwhile
-RING_WORDS = 8  # a chunk split ahead: end, reach, then its fast_key
+BLOCK = 64  # chunks split before they are encoded
+AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -93,52 +93,26 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_chunk(model, cache, work, data, s, e, out, j, key):
+def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
     """:func:`_general_chunk` through the inline cache, for a chunk of at most
-    :data:`FAST_KEY` bytes whose :func:`fast_key` is ``key``: a hit compares four words and
-    copies all :data:`FAST_IDS` id slots of the line (``out`` has that much slack), so a hit
-    takes no data-dependent branch. A miss merges; the result fills an empty way of
-    the set, else the less used one, halving the other's uses. A result of more than
-    :data:`FAST_IDS` ids goes to the general cache, and the line records only that
-    (:data:`IN_GENERAL`), so a miss never probes the general cache first. Inlined into
-    :func:`_encode_chunk`, its one call site."""
+    :data:`FAST_KEY` bytes whose :func:`fast_key` is ``(k1, k2, first)``. A miss merges; a
+    result of more than :data:`FAST_IDS` ids goes to the general cache, and the inline entry
+    records only that (:data:`IN_GENERAL`), so a miss never probes the general cache first.
+    Inlined into :func:`_encode_chunk`, its one call site."""
     fast = cache[3]
-    k1, k2, k3, tag, first = key
-    for way in range(2):
-        b = first + way * FAST_WORDS
-        w0 = fast[b]
-        if (w0 & ~np.int64(0x7FF)) == tag and fast[b + 1] == k1 and fast[b + 2] == k2 and \
-                fast[b + 3] == k3:
-            if w0 & 0x7F < 0x7F:
-                fast[b] = w0 + 1
-            if (w0 >> 7) & 0xF == IN_GENERAL:
-                return _general_chunk(model, cache, work, data, s, e, out, j)
-            for k in range(FAST_IDS // 2):
-                w = fast[b + 4 + k]
-                out[j + 2 * k] = w & 0xFFFFFFFF
-                out[j + 2 * k + 1] = w >> 32
-            return (w0 >> 7) & 0xF
+    n = fast_get(fast, first, k1, k2, out, j)
+    if n == IN_GENERAL:
+        return _general_chunk(model, cache, work, data, s, e, out, j)
+    if n >= 0:
+        return n
     n = _merge_chunk(model, work, data, s, e, out, j)
     if n < 0 or n > CACHE_IDS:
         return n
     if n > FAST_IDS:
         general_put(cache, data, s, e, out, j, n)
-    other = first + FAST_WORDS
-    uses0 = fast[first] & 0x7F
-    uses1 = fast[other] & 0x7F
-    b = other if fast[first] != 0 and (fast[other] == 0 or uses1 < uses0) else first
-    keep = other if b == first else first
-    if fast[keep] != 0:
-        fast[keep] = (fast[keep] & ~np.int64(0x7F)) | ((fast[keep] & 0x7F) >> 1)
-    fast[b] = tag | (np.int64(n if n <= FAST_IDS else IN_GENERAL) << 7) | 1
-    fast[b + 1] = k1
-    fast[b + 2] = k2
-    fast[b + 3] = k3
-    m = min(n, FAST_IDS)  # IN_GENERAL lines keep no ids
-    for k in range(0, FAST_IDS, 2):
-        lo = np.int64(out[j + k]) & 0xFFFFFFFF if k < m else np.int64(0)
-        hi = np.int64(out[j + k + 1]) << 32 if k + 1 < m else np.int64(0)
-        fast[b + 4 + (k >> 1)] = lo | hi
+        fast_put(fast, first, k1, k2, out, j, IN_GENERAL)
+    else:
+        fast_put(fast, first, k1, k2, out, j, n)
     return n
 
 
@@ -189,11 +163,11 @@ def encode_long_chunk(data, s, e, model, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank, new, ring)`` (not the ring); returns their count, or -1 for a chunk of more
+    ``(ids, rank, new, ...)`` (the first three); returns their count, or -1 for a chunk of more
     than :data:`WORK` bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2)
     for m symbols."""
     substrate, _, sym_id, pairs, whole = model
-    ids, rank, new, _ = work
+    ids, rank, new = work[0], work[1], work[2]
     if e - s > WORK:
         return -1
     if len(whole[0]):
@@ -228,13 +202,13 @@ def _general_chunk(model, cache, work, data, s, e, out, j):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _encode_chunk(model, cache, work, data, s, e, out, j, key):
+def _encode_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
     """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches (inline, with the
-    chunk's :func:`fast_key` ``key`` when it is short enough, then general), merging on a
-    miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a call, every
-    field of its tuples is passed again for every chunk."""
-    if e - s <= FAST_KEY:
-        return _fast_chunk(model, cache, work, data, s, e, out, j, key)
+    chunk's :func:`fast_key` when it is short enough (``first >= 0``), then general), merging
+    on a miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a call,
+    every field of its tuples is passed again for every chunk."""
+    if first >= 0:
+        return _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first)
     return _general_chunk(model, cache, work, data, s, e, out, j)
 
 
@@ -246,43 +220,35 @@ def _encode_run(model, cache, work, data, i, end, streaming, out, j):
     the start of the first chunk more text could still change (its split's reach passes
     ``end``, see :mod:`corpustok.kernels.split`).
 
-    The split runs :data:`AHEAD` chunks ahead of the encoding, in the ring ``work[3]``, and
-    prefetches each chunk's inline cache set when it splits it: a set is one of millions of
-    lines, so a lookup would otherwise wait for memory on every chunk."""
-    program = model[1]
+    Chunks are split :data:`BLOCK` at a time (``work[3]``), then the inline cache set of each
+    short one is computed and prefetched (``work[4]``), then they are encoded: a set is one
+    of millions of lines, so a lookup right after its chunk's split would wait for memory on
+    nearly every chunk, while those of the rest of the block give the line time to arrive."""
     fast = cache[3]
-    ring = work[3]
-    p = i  # where the split has got to: AHEAD chunks beyond i at most
-    ahead = 0
-    head = 0
-    while True:
-        while ahead < AHEAD and p < end:  # split ahead, start loading the cache lines
-            e, reach = chunk_end(data, p, end, program)
-            r = ((head + ahead) & (AHEAD - 1)) * RING_WORDS
-            ring[r] = e
-            ring[r + 1] = reach
-            if e - p <= FAST_KEY:
-                k1, k2, k3, tag, first = fast_key(data, p, e, fast)
-                ring[r + 2], ring[r + 3], ring[r + 4], ring[r + 5] = k1, k2, k3, tag
-                ring[r + 6] = first
-                prefetch(fast, first)
-                prefetch(fast, first + FAST_WORDS)
-            p = e
-            ahead += 1
-        if ahead == 0:
+    ends, keys = work[3], work[4]
+    while i < end:
+        k, _, held = split_some(data, i, end, model[1], not streaming, ends, 0, BLOCK)
+        s = i
+        for c in range(k):
+            e = ends[c]
+            keys[3 * c + 2] = -1
+            if e - s <= FAST_KEY:
+                keys[3 * c], keys[3 * c + 1], keys[3 * c + 2] = fast_key(data, s, e, fast)
+                if c < AHEAD:
+                    prefetch(fast, keys[3 * c + 2])
+            s = e
+        for c in range(k):
+            if c + AHEAD < k and keys[3 * (c + AHEAD) + 2] >= 0:
+                prefetch(fast, keys[3 * (c + AHEAD) + 2])
+            e = ends[c]
+            n = _encode_chunk(model, cache, work, data, i, e, out, j, keys[3 * c],
+                              keys[3 * c + 1], keys[3 * c + 2])
+            if n < 0:
+                return i, e, j
+            j += n
+            i = e
+        if held:
             break
-        r = head * RING_WORDS
-        e = ring[r]
-        if streaming and ring[r + 1] > end:
-            break
-        key = (ring[r + 2], ring[r + 3], ring[r + 4], ring[r + 5], ring[r + 6])
-        n = _encode_chunk(model, cache, work, data, i, e, out, j, key)
-        if n < 0:
-            return i, e, j
-        j += n
-        i = e
-        head = (head + 1) & (AHEAD - 1)
-        ahead -= 1
     return i, i, j
 
 
@@ -313,7 +279,7 @@ def _next_special(data, p, end, specials):
 def encode_docs(data, offsets, model, cache, specials, recognize, final):
     """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
 
-    Pre-tokenizes with ``chunk_end`` and encodes each chunk with ``model`` through
+    Pre-tokenizes with ``split_some`` and encodes each chunk with ``model`` through
     ``cache`` (see the module docstring). With ``recognize``, the ``specials`` (see
     :func:`_next_special`) are matched leftmost-longest in the raw text and split it, as HF's
     added vocabulary does, and their ids are emitted. With ``final`` False (streaming, one
@@ -335,7 +301,7 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
-            np.empty(SHORT, np.int32), np.empty(AHEAD * RING_WORDS, np.int64))
+            np.empty(SHORT, np.int32), np.empty(BLOCK, np.int64), np.empty(3 * BLOCK, np.int64))
     j = 0
     stop = offsets[ndoc]
     for d in range(ndoc):

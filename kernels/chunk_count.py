@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit
 
 from corpustok.kernels.buffers import grown
-from corpustok.kernels.split import chunk_end
+from corpustok.kernels.split_fast import split_some
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
@@ -99,9 +99,9 @@ def count_batch(data, offsets, program, slots, hashes, counts, key_off, keys, n)
         end = offsets[d + 1]
         while i < end:
             starts[m] = i
-            i = chunk_end(data, i, end, program)[0]
-            ends[m] = i
-            m += 1
+            k, i, _ = split_some(data, i, end, program, True, ends, m, block)
+            starts[m + 1:k] = ends[m:k - 1]
+            m = k
             if m == block:
                 slots, hashes, counts, key_off, keys, n = count_add(
                     data, starts, ends, ones, slots, hashes, counts, key_off, keys, n)

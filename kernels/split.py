@@ -32,6 +32,7 @@ from corpustok.kernels.unicode import HIGH_BITS, load_word, utf8_step
 (KIND, FIRST, HAS_LEAD, LEAD_SET, A_SET, A_MIN, A_MAX, HAS_B, B_SET, B_MIN, TAIL,
  TAIL_MASK, TAIL_GROUP, NOT_AHEAD, NOT_SET, LITS, BODY_FIRST) = range(17)
 FIELDS = 17  # TAIL_MASK also holds a tail group's first-character mask
+FAMILY, ID_PROPS = 8, 9  # the program's fields for corpustok.kernels.split_fast
 RUN, LITERALS = 0, 1
 NO_TAIL, CLASS_TAIL, GROUP_TAIL = 0, 1, 2
 UNBOUNDED = 1 << 62
@@ -262,27 +263,3 @@ def chunk_end(data, i, end, program):
         j += _read(data, j, end, program[0])[1]
         if j >= end:
             return end, end + 1
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def split_batch(data, offsets, program, out_ends, chunk_offsets):
-    """Split every document of a batch; one call per batch. O(bytes).
-
-    Document ``d`` is ``data[offsets[d]:offsets[d + 1]]``. Writes the end byte positions of
-    all chunks, in order, to ``out_ends`` (needs ``offsets[-1] - offsets[0]`` entries: a chunk
-    has at least one byte) and, to ``chunk_offsets`` (``len(offsets)`` int64 entries), where
-    each document's ends start: the chunks of ``d`` are ``out_ends[chunk_offsets[d]:
-    chunk_offsets[d + 1]]``, the first one starting at ``offsets[d]``, each next one at the
-    previous end. Returns the number of chunks.
-    """
-    k = 0
-    chunk_offsets[0] = 0
-    for d in range(len(offsets) - 1):
-        i = offsets[d]
-        end = offsets[d + 1]
-        while i < end:
-            i = chunk_end(data, i, end, program)[0]
-            out_ends[k] = i
-            k += 1
-        chunk_offsets[d + 1] = k
-    return k

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from conftest import read_xz_text, shared_corpus_files
 from corpustok import split_reference
-from corpustok.kernels.split import chunk_end, split_batch
+from corpustok.kernels.split import chunk_end
+from corpustok.kernels.split_fast import split_batch
 from corpustok.pretokenize import PATTERNS, pattern_named, program, split, split_arrays
 from corpustok.split_pattern import PROPERTY_BITS, UnsupportedPattern, compile_pattern, \
     unicode_props
