@@ -2,7 +2,8 @@
 
 Stages are measured by running the real kernels on the same text in ways that isolate them:
 
-- **split**: ``split_batch`` alone (the pre-tokenizer interpreter);
+- **split**: ``split_batch`` alone (the window rules of ``kernels/split_fast.py`` where the
+  pattern has one, the interpreter elsewhere), and beside it the interpreter alone;
 - **symbol count**: ``count_symbols``, the pass that sizes the output;
 - **cache hits**: a warm encode of text whose every chunk is already cached (a sample repeated,
   caches large enough to hold it), minus split and count: hash, probe, compare, copy;
@@ -37,7 +38,9 @@ import corpustok  # noqa: E402
 from corpustok._arrow import utf8_batch  # noqa: E402
 from corpustok.kernels.bpe_cache import chunk_cache  # noqa: E402
 from corpustok.kernels.substrate_codec import count_symbols  # noqa: E402
-from corpustok.pretokenize import split_arrays  # noqa: E402
+from corpustok.kernels.split_fast import split_batch  # noqa: E402
+from corpustok.pretokenize import pattern_named, split_arrays  # noqa: E402
+from corpustok.split_pattern import compile_pattern  # noqa: E402
 
 
 def cpu_median(fn, runs):
@@ -74,6 +77,11 @@ def main():
 
     split = cpu_median(lambda: split_arrays(batch.data, batch.offsets, tok.pretokenizer),
                        args.runs) / nbytes
+    interpreted = compile_pattern(pattern_named(tok.pretokenizer)).program  # no window rule
+    ends_buf = np.empty(nbytes, np.int64)
+    doc_buf = np.empty(len(batch.offsets), np.int64)
+    interpreter = cpu_median(lambda: split_batch(batch.data, batch.offsets, interpreted,
+                                                 ends_buf, doc_buf), args.runs) / nbytes
     counts = np.empty(len(batch.offsets) - 1, np.int64)
     replaced = np.empty_like(counts)
     count = cpu_median(lambda: count_symbols(batch.data, batch.offsets, tok._code, counts,
@@ -97,7 +105,9 @@ def main():
     print(f"\n{nbytes / 1e6:.1f} MB, {nchunks:,} chunks ({nbytes / nchunks:.2f} bytes each), "
           f"{distinct:,} distinct ({distinct / nchunks:.1%}: the compulsory miss rate)")
     per_chunk = nbytes / nchunks
-    rows = [("split", split * per_chunk), ("symbol count", count * per_chunk),
+    rows = [("split", split * per_chunk),
+            ("split, the interpreter alone", interpreter * per_chunk),
+            ("symbol count", count * per_chunk),
             ("cache hit (hash, probe, copy)", hit), ("one miss (merge)", miss),
             ("all hits, whole text (split to copy)", whole_hits)]
     print(f"  {'stage':34s} {'ns/chunk':>9s} {'ns/byte':>8s}")

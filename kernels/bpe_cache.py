@@ -1,11 +1,14 @@
-"""The chunk cache of byte-level BPE encoding: chunk bytes -> ids, bounded, two parts.
+"""The chunk cache of byte-level BPE encoding: chunk bytes -> ids, bounded, three parts.
 
-An inline part of 32-byte entries, two to a 64-byte line (a 2-way set), each holding the key
-and the ids of a chunk of at most :data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly
-every chunk), so a hit reads one cache line; and a general part ``(meta, c_key, c_ids)`` for
-the longer ones (4-slot probing). Both are fixed-size flat arrays with least-used eviction
-and aging, so memory is constant. The cache is a pure memo: results never depend on its
-state. The encoder (:mod:`corpustok.kernels.bpe_encode`) probes it and fills it on a miss.
+Two inline parts of entries that hold a chunk's bytes and ids together, two entries a set, so
+that a hit reads one or two cache lines: the *fast* part, 32-byte entries (two a line) for
+chunks of at most :data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly every chunk), and the
+*wide* part, 64-byte entries for those of at most :data:`WIDE_KEY` bytes and :data:`WIDE_IDS`
+ids (long words, and short ones of scripts the vocabulary knows little); and a general part
+``(meta, c_key, c_ids)`` for the rest up to :data:`CACHE_KEY` bytes (4-slot probing). All are
+fixed-size flat arrays with least-used eviction and aging, so memory is constant. The cache
+is a pure memo: results never depend on its state. The encoder
+(:mod:`corpustok.kernels.bpe_encode`) probes it and fills it on a miss.
 """
 import numpy as np
 from numba import njit
@@ -18,18 +21,19 @@ CACHE_KEY = 64  # chunks longer than this many bytes are not cached
 CACHE_IDS = 32  # nor chunks of more tokens
 CACHE_PROBES = 4
 HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
-# The inline cache: 4 words an entry, 2 entries (a set) a 64-byte line. Word 0: the chunk's
-# bytes 0-7, word 1: bytes 8-14 and the length in the top byte (0 everywhere: empty), both
-# little-endian and zero-padded; word 2: the id count (bits 0-3), uses (4-10), ids 0 and 1
-# (21 bits from bits 11 and 32); word 3: ids 2, 3 and 4 (21 bits from bits 0, 21 and 42).
-FAST_WORDS = 4
-FAST_KEY = 15
-FAST_IDS = 5
-FAST_PER_SLOT = 8  # inline entries per slot of the general cache
-IN_GENERAL = 15  # an inline id count meaning: this short chunk's ids are in the general cache
-USES_ONE = 16  # one use, in word 2
+# An inline entry of W words (4 fast, 8 wide): W/2 words of the chunk's bytes (little-endian,
+# zero-padded), the length in the top byte of the last (0 everywhere: empty); then the id
+# count (bits 0-3), uses (4-10) and ids 0 and 1 (21 bits from bits 11 and 32); then three ids
+# a word (from bits 0, 21 and 42).
+FAST_WORDS, WIDE_WORDS = 4, 8
+FAST_KEY, WIDE_KEY = 15, 31
+FAST_IDS, WIDE_IDS = 5, 11
+FAST_PER_SLOT, WIDE_PER_SLOT = 8, 2  # entries per slot of the general cache
+IN_WIDE = 14  # a fast entry's id count meaning: this chunk's ids are in the wide part
+IN_GENERAL = 15  # an inline id count meaning: this chunk's ids are in the general part
+USES_ONE = 16  # one use, in the first id word
 USES_MAX = np.int64(0x7F0)
-INLINE_ID = np.int64((1 << 21) - 1)  # an id's bits in words 2 and 3 (ids are below 2**21)
+INLINE_ID = np.int64((1 << 21) - 1)  # an id's bits (ids are below 2**21)
 K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
 K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
@@ -55,18 +59,22 @@ def same_bytes(a, i, b, j, n):
 
 def chunk_cache(slots):
     """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64
-    [slots, 4], c_key uint8, c_ids int32, inline int64)``, slot ``s`` keeping its bytes at
-    ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``inline`` holds
-    ``FAST_PER_SLOT * slots`` entries (at least one set) for the chunks of at most
-    :data:`FAST_KEY` bytes and :data:`FAST_IDS` ids (nearly all), aligned so that a set is one
-    cache line."""
+    [slots, 4], c_key uint8, c_ids int32, fast int64, wide int64)``, slot ``s`` keeping its
+    bytes at ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``fast`` and
+    ``wide`` hold ``FAST_PER_SLOT * slots`` and ``WIDE_PER_SLOT * slots`` inline entries (at
+    least one set each), aligned so that a fast set, or a wide entry, is one cache line."""
     meta = np.zeros((slots, 4), np.int64)
     meta[:, BYTES] = -1
-    n = max(2, FAST_PER_SLOT * slots) * FAST_WORDS
+    return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
+            _lines(max(2, FAST_PER_SLOT * slots) * FAST_WORDS),
+            _lines(max(2, WIDE_PER_SLOT * slots) * WIDE_WORDS))
+
+
+def _lines(n):
+    """``n`` zeroed int64 starting at a 64-byte boundary."""
     raw = np.zeros(n + 8, np.int64)
     skip = (-raw.ctypes.data % 64) // 8
-    return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
-            raw[skip:skip + n])
+    return raw[skip:skip + n]
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -86,66 +94,84 @@ def _word(data, s, n):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def fast_key(data, s, e, fast):
-    """``(k1, k2, first)`` of chunk ``data[s:e]`` (at most :data:`FAST_KEY` bytes) in the
-    inline cache ``fast``: its bytes as two words, the length in the second's top byte (two
-    loads and masks when 16 bytes can be read), and the first word of its set (a multiply-xor
-    hash of the key)."""
+def line_key(data, s, e, table, words):
+    """``(k1, k2, k3, k4, first)`` of chunk ``data[s:e]`` in the inline part ``table`` of
+    ``words``-word entries (4: at most :data:`FAST_KEY` bytes, ``k3 = k4 = 0``; 8: at most
+    :data:`WIDE_KEY`): its bytes as words (masked loads when they can be read), the length in
+    the last one's top byte, and the first word of its set (a multiply-xor hash of the key)."""
     length = e - s
-    if s + 16 <= len(data):
+    if s + 4 * words <= len(data):
         k1 = _word(data, s, length)
         k2 = _word(data, s + 8, length - 8)
+        k3 = _word(data, s + 16, length - 16) if words == WIDE_WORDS else np.int64(0)
+        k4 = _word(data, s + 24, length - 24) if words == WIDE_WORDS else np.int64(0)
     else:
         k1 = _pack(data, s, min(e, s + 8))
-        k2 = _pack(data, min(e, s + 8), e)
-    k2 |= np.int64(length) << 56
-    h = k1 * K1 ^ k2 * K2
+        k2 = _pack(data, min(e, s + 8), min(e, s + 16))
+        k3 = _pack(data, min(e, s + 16), min(e, s + 24))
+        k4 = _pack(data, min(e, s + 24), e)
+    if words == FAST_WORDS:
+        k2 |= np.int64(length) << 56
+    else:
+        k4 |= np.int64(length) << 56
+    h = k1 * K1 ^ k2 * K2 ^ (k3 * K2 + k4) * K1
     h ^= h >> 29
-    first = ((h >> 16) & (len(fast) // (2 * FAST_WORDS) - 1)) * (2 * FAST_WORDS)
-    return k1, k2, first
+    first = ((h >> 16) & (len(table) // (2 * words) - 1)) * (2 * words)
+    return k1, k2, k3, k4, first
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def fast_get(fast, first, k1, k2, out, j):
-    """The id count of the entry of key ``(k1, k2)`` in the set at ``first`` (-1: none), its
-    ids copied to ``out[j:]``: all :data:`FAST_IDS` slots (``out`` has that much slack), so a
-    hit takes no branch on the count. :data:`IN_GENERAL`: the ids are in the general cache.
-    A hit counts a use (up to a ceiling, after which the line is no longer written)."""
+def line_get(table, first, words, k1, k2, k3, k4, out, j):
+    """The id count of the entry of key ``(k1 .. k4)`` in the set at ``first`` of ``table``
+    (``words``-word entries), -1 for none, its ids copied to ``out[j:]``: every id slot of the
+    entry (``out`` has that much slack), so a hit takes no branch on the count.
+    :data:`IN_WIDE`, :data:`IN_GENERAL`: the ids are in that part. A hit counts a use (up to
+    a ceiling, after which the line is no longer written)."""
+    half = words // 2
     for way in range(2):
-        b = first + way * FAST_WORDS
-        if fast[b] == k1 and fast[b + 1] == k2:
-            w2 = fast[b + 2]
-            w3 = fast[b + 3]
-            if w2 & USES_MAX != USES_MAX:
-                fast[b + 2] = w2 + USES_ONE
-            out[j] = (w2 >> 11) & INLINE_ID
-            out[j + 1] = (w2 >> 32) & INLINE_ID
-            out[j + 2] = w3 & INLINE_ID
-            out[j + 3] = (w3 >> 21) & INLINE_ID
-            out[j + 4] = (w3 >> 42) & INLINE_ID
-            return w2 & 0xF
+        b = first + way * words
+        if table[b] == k1 and table[b + 1] == k2 and \
+                (half == 2 or (table[b + 2] == k3 and table[b + 3] == k4)):
+            w = table[b + half]
+            if w & USES_MAX != USES_MAX:
+                table[b + half] = w + USES_ONE
+            out[j] = (w >> 11) & INLINE_ID
+            out[j + 1] = (w >> 32) & INLINE_ID
+            for t in range(1, half):
+                x = table[b + half + t]
+                out[j + 3 * t - 1] = x & INLINE_ID
+                out[j + 3 * t] = (x >> 21) & INLINE_ID
+                out[j + 3 * t + 1] = (x >> 42) & INLINE_ID
+            return w & 0xF
     return -1
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def fast_put(fast, first, k1, k2, out, j, n):
-    """Keep key ``(k1, k2)`` -> ``out[j:j + n]`` (``n`` <= :data:`FAST_IDS`, or
-    :data:`IN_GENERAL` and no ids) in the set at ``first``: in an empty entry, else in the
-    less used one, halving the other's uses (aging: what stops being used gives way)."""
-    other = first + FAST_WORDS
-    uses0 = fast[first + 2] & USES_MAX
-    uses1 = fast[other + 2] & USES_MAX
-    b = other if fast[first + 1] != 0 and (fast[other + 1] == 0 or uses1 < uses0) else first
+def line_put(table, first, words, k1, k2, k3, k4, out, j, n):
+    """Keep key ``(k1 .. k4)`` -> ``out[j:j + n]`` (at most the entry's ids, or a count of
+    :data:`IN_WIDE` or :data:`IN_GENERAL` and no ids) in the set at ``first``: in an empty
+    entry, else in the less used one, halving the other's uses (aging: what stops being used
+    gives way)."""
+    half = words // 2
+    other = first + words
+    uses0 = table[first + half] & USES_MAX
+    uses1 = table[other + half] & USES_MAX
+    b = other if table[first + half - 1] != 0 and (table[other + half - 1] == 0 or
+                                                    uses1 < uses0) else first
     keep = other if b == first else first
-    w = fast[keep + 2]
-    fast[keep + 2] = (w & ~USES_MAX) | (((w & USES_MAX) >> 1) & USES_MAX)
-    m = n if n <= FAST_IDS else 0
-    fast[b] = k1
-    fast[b + 1] = k2
-    fast[b + 2] = n | USES_ONE | (_inline_id(out, j, 0, m) << 11) | \
+    w = table[keep + half]
+    table[keep + half] = (w & ~USES_MAX) | (((w & USES_MAX) >> 1) & USES_MAX)
+    m = n if n <= 3 * half - 1 else 0
+    table[b] = k1
+    table[b + 1] = k2
+    if half == 4:
+        table[b + 2] = k3
+        table[b + 3] = k4
+    table[b + half] = n | USES_ONE | (_inline_id(out, j, 0, m) << 11) | \
         (_inline_id(out, j, 1, m) << 32)
-    fast[b + 3] = _inline_id(out, j, 2, m) | (_inline_id(out, j, 3, m) << 21) | \
-        (_inline_id(out, j, 4, m) << 42)
+    for t in range(1, half):
+        table[b + half + t] = _inline_id(out, j, 3 * t - 1, m) | \
+            (_inline_id(out, j, 3 * t, m) << 21) | (_inline_id(out, j, 3 * t + 1, m) << 42)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -162,7 +188,7 @@ def cache_find(cache, data, s, e, h):
     frequent chunks stay while one-off chunks (most of a text's distinct ones) cycle through.
     O(CACHE_PROBES + chunk length).
     """
-    meta, c_key, _, _ = cache
+    meta, c_key = cache[0], cache[1]
     mask = len(meta) - 1
     base = h & mask
     length = e - s
@@ -191,7 +217,7 @@ def cache_find(cache, data, s, e, h):
 @njit(nogil=True, cache=True, _nrt=False)
 def cache_get(cache, slot, out, j):
     """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
-    meta, _, c_ids, _ = cache
+    meta, c_ids = cache[0], cache[2]
     n = meta[slot, IDS]
     base = slot * CACHE_IDS
     for k in range(n):
@@ -202,7 +228,7 @@ def cache_get(cache, slot, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def cache_put(cache, slot, data, s, e, h, out, j, n):
     """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
-    meta, c_key, c_ids, _ = cache
+    meta, c_key, c_ids = cache[0], cache[1], cache[2]
     meta[slot, HASH] = h
     meta[slot, BYTES] = e - s
     meta[slot, IDS] = n

@@ -25,9 +25,10 @@ arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, IN_GENERAL,
-                                         cache_find, cache_get, cache_put, chunk_hash, fast_get,
-                                         fast_key, fast_put, general_put, same_bytes)
+from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
+                                         IN_GENERAL, IN_WIDE, WIDE_IDS, WIDE_KEY, WIDE_WORDS,
+                                         cache_find, cache_get, cache_put, chunk_hash,
+                                         general_put, line_get, line_key, line_put, same_bytes)
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
 from corpustok.kernels.hugepages import advise_huge_pages
@@ -41,6 +42,8 @@ SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
 BLOCK = 64  # chunks split before they are encoded
 AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
+KEY_WORDS = 5  # a chunk split ahead: its key (4 words), then its set's first word << 2 | part
+FAST_PART, WIDE_PART = 1, 2  # the inline part a chunk's key is for (0: neither)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -92,15 +95,38 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
     return n
 
 
+@njit(nogil=True, cache=True, _nrt=False)
+def _wide_chunk(model, cache, work, data, s, e, out, j, k1, k2, k3, k4, first):
+    """:func:`_general_chunk` through the wide inline part, for a chunk of at most
+    :data:`WIDE_KEY` bytes whose :func:`line_key` is ``(k1 .. k4, first)``: a result of more
+    than :data:`WIDE_IDS` ids goes to the general part, and the entry records only that."""
+    wide = cache[4]
+    n = line_get(wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j)
+    if n == IN_GENERAL:
+        return _general_chunk(model, cache, work, data, s, e, out, j)
+    if n >= 0:
+        return n
+    n = _merge_chunk(model, work, data, s, e, out, j)
+    if n < 0 or n > CACHE_IDS:
+        return n
+    if n > WIDE_IDS:
+        general_put(cache, data, s, e, out, j, n)
+    line_put(wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, n if n <= WIDE_IDS else IN_GENERAL)
+    return n
+
+
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
-    """:func:`_general_chunk` through the inline cache, for a chunk of at most
-    :data:`FAST_KEY` bytes whose :func:`fast_key` is ``(k1, k2, first)``. A miss merges; a
-    result of more than :data:`FAST_IDS` ids goes to the general cache, and the inline entry
-    records only that (:data:`IN_GENERAL`), so a miss never probes the general cache first.
-    Inlined into :func:`_encode_chunk`, its one call site."""
+    """:func:`_wide_chunk` through the fast inline part, for a chunk of at most
+    :data:`FAST_KEY` bytes whose fast :func:`line_key` is ``(k1, k2, first)``: a result of
+    more than :data:`FAST_IDS` ids goes to the wide part (or the general one), and the fast
+    entry records only where (:data:`IN_WIDE`, :data:`IN_GENERAL`), so a miss never probes
+    the other parts first. Inlined into :func:`_encode_chunk`, its one call site."""
     fast = cache[3]
-    n = fast_get(fast, first, k1, k2, out, j)
+    n = line_get(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j)
+    if n == IN_WIDE:
+        w1, w2, w3, w4, wf = line_key(data, s, e, cache[4], WIDE_WORDS)
+        return _wide_chunk(model, cache, work, data, s, e, out, j, w1, w2, w3, w4, wf)
     if n == IN_GENERAL:
         return _general_chunk(model, cache, work, data, s, e, out, j)
     if n >= 0:
@@ -109,10 +135,13 @@ def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
     if n < 0 or n > CACHE_IDS:
         return n
     if n > FAST_IDS:
-        general_put(cache, data, s, e, out, j, n)
-        fast_put(fast, first, k1, k2, out, j, IN_GENERAL)
-    else:
-        fast_put(fast, first, k1, k2, out, j, n)
+        if n <= WIDE_IDS:
+            w1, w2, w3, w4, wf = line_key(data, s, e, cache[4], WIDE_WORDS)
+            line_put(cache[4], wf, WIDE_WORDS, w1, w2, w3, w4, out, j, n)
+        else:
+            general_put(cache, data, s, e, out, j, n)
+    line_put(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j,
+             n if n <= FAST_IDS else IN_WIDE if n <= WIDE_IDS else IN_GENERAL)
     return n
 
 
@@ -186,9 +215,9 @@ def _merge_chunk(model, work, data, s, e, out, j):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _general_chunk(model, cache, work, data, s, e, out, j):
-    """:func:`_merge_chunk` through the general cache, which keeps what the inline one cannot:
-    chunks of more than :data:`FAST_KEY` bytes (up to :data:`CACHE_KEY`) or more than
-    :data:`FAST_IDS` ids (up to :data:`CACHE_IDS`)."""
+    """:func:`_merge_chunk` through the general cache, which keeps what the inline parts
+    cannot: chunks of more than :data:`WIDE_KEY` bytes (up to :data:`CACHE_KEY`) or more than
+    :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`)."""
     if e - s > CACHE_KEY:
         return _merge_chunk(model, work, data, s, e, out, j)
     h = chunk_hash(data, s, e)
@@ -196,20 +225,35 @@ def _general_chunk(model, cache, work, data, s, e, out, j):
     if slot >= 0:
         return cache_get(cache, slot, out, j)
     n = _merge_chunk(model, work, data, s, e, out, j)
-    if (e - s > FAST_KEY or n > FAST_IDS) and 0 <= n <= CACHE_IDS:
+    if (e - s > WIDE_KEY or n > WIDE_IDS) and 0 <= n <= CACHE_IDS:
         cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
     return n
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _encode_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
-    """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches (inline, with the
-    chunk's :func:`fast_key` when it is short enough (``first >= 0``), then general), merging
-    on a miss. Inlined by Numba into the chunk loop (LLVM does not inline it): as a call,
-    every field of its tuples is passed again for every chunk."""
-    if first >= 0:
-        return _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first)
+def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
+    """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches, with the chunk's key at
+    ``keys[b:b + KEY_WORDS]`` (an inline part's, or none), merging on a miss. Inlined by Numba
+    into the chunk loop (LLVM does not inline it): as a call, every field of its tuples is
+    passed again for every chunk."""
+    where = keys[b + 4]
+    if where & 3 == FAST_PART:
+        return _fast_chunk(model, cache, work, data, s, e, out, j, keys[b], keys[b + 1],
+                           where >> 2)
+    if where & 3 == WIDE_PART:
+        return _wide_chunk(model, cache, work, data, s, e, out, j, keys[b], keys[b + 1],
+                           keys[b + 2], keys[b + 3], where >> 2)
     return _general_chunk(model, cache, work, data, s, e, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_set(cache, where):
+    """Start loading the inline set (both lines of a wide one) that ``where`` names."""
+    if where & 3 == FAST_PART:
+        prefetch(cache[3], where >> 2)
+    elif where & 3 == WIDE_PART:
+        prefetch(cache[4], where >> 2)
+        prefetch(cache[4], (where >> 2) + WIDE_WORDS)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -220,29 +264,33 @@ def _encode_run(model, cache, work, data, i, end, streaming, out, j):
     the start of the first chunk more text could still change (its split's reach passes
     ``end``, see :mod:`corpustok.kernels.split`).
 
-    Chunks are split :data:`BLOCK` at a time (``work[3]``), then the inline cache set of each
-    short one is computed and prefetched (``work[4]``), then they are encoded: a set is one
-    of millions of lines, so a lookup right after its chunk's split would wait for memory on
-    nearly every chunk, while those of the rest of the block give the line time to arrive."""
-    fast = cache[3]
+    Chunks are split :data:`BLOCK` at a time (``work[3]``), then their keys are computed
+    (``work[4]``), then they are encoded, each inline set prefetched :data:`AHEAD` chunks
+    before its lookup: a set is one of millions of lines, so a lookup right after its chunk's
+    split would wait for memory on nearly every chunk."""
     ends, keys = work[3], work[4]
     while i < end:
         k, _, held = split_some(data, i, end, model[1], not streaming, ends, 0, BLOCK)
         s = i
         for c in range(k):
             e = ends[c]
-            keys[3 * c + 2] = -1
+            b = c * KEY_WORDS
+            keys[b + 4] = 0
             if e - s <= FAST_KEY:
-                keys[3 * c], keys[3 * c + 1], keys[3 * c + 2] = fast_key(data, s, e, fast)
-                if c < AHEAD:
-                    prefetch(fast, keys[3 * c + 2])
+                keys[b], keys[b + 1], _, _, first = line_key(data, s, e, cache[3], FAST_WORDS)
+                keys[b + 4] = first << 2 | FAST_PART
+            elif e - s <= WIDE_KEY:
+                keys[b], keys[b + 1], keys[b + 2], keys[b + 3], first = line_key(
+                    data, s, e, cache[4], WIDE_WORDS)
+                keys[b + 4] = first << 2 | WIDE_PART
+            if c < AHEAD:
+                _prefetch_set(cache, keys[b + 4])
             s = e
         for c in range(k):
-            if c + AHEAD < k and keys[3 * (c + AHEAD) + 2] >= 0:
-                prefetch(fast, keys[3 * (c + AHEAD) + 2])
+            if c + AHEAD < k:
+                _prefetch_set(cache, keys[(c + AHEAD) * KEY_WORDS + 4])
             e = ends[c]
-            n = _encode_chunk(model, cache, work, data, i, e, out, j, keys[3 * c],
-                              keys[3 * c + 1], keys[3 * c + 2])
+            n = _encode_chunk(model, cache, work, data, i, e, out, j, keys, c * KEY_WORDS)
             if n < 0:
                 return i, e, j
             j += n
@@ -295,13 +343,14 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     counts = np.empty(ndoc, np.int64)
     replaced = np.empty(ndoc, np.int64)
     count_symbols(data, offsets, model[0], counts, replaced)
-    # ids <= base symbols: the output never grows; a cache hit writes FAST_IDS slots
-    out = np.empty(counts.sum() + FAST_IDS, np.int32)
+    # ids <= base symbols: the output never grows; a cache hit writes WIDE_IDS slots
+    out = np.empty(counts.sum() + WIDE_IDS, np.int32)
     advise_huge_pages(out)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
-            np.empty(SHORT, np.int32), np.empty(BLOCK, np.int64), np.empty(3 * BLOCK, np.int64))
+            np.empty(SHORT, np.int32), np.empty(BLOCK, np.int64),
+            np.empty(KEY_WORDS * BLOCK, np.int64))
     j = 0
     stop = offsets[ndoc]
     for d in range(ndoc):

@@ -1,11 +1,12 @@
 """Where a BPE encode's time goes, function by function and instruction by instruction, from
 ``perf`` samples of the Numba kernels (which have no symbols perf could read).
 
-    .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--annotate NAME]
+    .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--annotate NAME] [--same]
 
 Runs ``perf record -e cpu-clock`` (a software clock: it works on VMs without hardware
 counters) on a child process that loads TOKENIZER, warms it on 1 MB of the shared corpus, then
-encodes ``--reps`` different ``--mb`` MB samples of it (fresh text, as in a real run). The
+encodes ``--reps`` different ``--mb`` MB samples of it (fresh text, as in a real run; with
+``--same``, one sample again and again through a cache that holds all of it: the hit path). The
 child compiles its kernels into an empty Numba cache, so that every function's code address
 is known; after the timed window it writes each function's address and code bytes. Samples
 inside the window are assigned to the function whose code holds them; ``--annotate`` prints
@@ -39,9 +40,15 @@ def child(args, out):
     from numba.core.registry import CPUDispatcher
 
     tok = corpustok.load(args.tokenizer)
-    batches = [utf8_batch(corpus_sample(args.mb, skip_mb=1 + args.mb * k))
-               for k in range(args.reps)]
-    tok.encode_arrays(utf8_batch(corpus_sample(1)))
+    if args.same:  # the hit path: one text again and again, a cache that holds all of it
+        from corpustok.kernels.bpe_cache import chunk_cache
+        tok._local.cache = chunk_cache(1 << 16)
+        batches = [utf8_batch(corpus_sample(args.mb))] * args.reps
+        tok.encode_arrays(batches[0])
+    else:
+        batches = [utf8_batch(corpus_sample(args.mb, skip_mb=1 + args.mb * k))
+                   for k in range(args.reps)]
+        tok.encode_arrays(utf8_batch(corpus_sample(1)))
     t0 = time.clock_gettime(time.CLOCK_MONOTONIC)
     for b in batches:
         tok.encode_arrays(b)
@@ -95,6 +102,8 @@ def main():
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--annotate", help="a function name (substring) to disassemble")
+    ap.add_argument("--same", action="store_true",
+                    help="encode one sample again and again, every chunk cached (the hit path)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -105,7 +114,7 @@ def main():
         subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
                         "-F", "4000", "-o", str(out / "perf.data"), sys.executable, __file__,
                         args.tokenizer, "--mb", str(args.mb), "--reps", str(args.reps),
-                        "--child", str(out)], env=env, check=True)
+                        "--child", str(out)] + ["--same"] * args.same, env=env, check=True)
         run = json.loads((out / "run.json").read_text())
         funcs = {int(a): name for a, name in run["functions"].items()}
         starts = sorted(funcs)
