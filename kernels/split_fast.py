@@ -55,29 +55,32 @@ def _next(x):
     return (x >> 1) & LOW63
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _compared(c, icase):
+    """Byte ``c`` as a contraction compares it: an ASCII capital lowered under ``icase``; -1
+    for a byte that is not ASCII under ``icase`` (``(?i)`` folds U+017F to s)."""
+    if icase and c >= 0x80:
+        return np.int64(-1)
+    return np.int64(c) + 32 if icase and 65 <= c <= 90 else np.int64(c)
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def _contraction(data, p, q, lim, known_end, icase):
     """Length of ``'s|'t|'re|'ve|'m|'ll|'d`` (``icase``: any case, as ``(?i:...)``) at the
     apostrophe ``p + q``: 0 for none, -1 when that needs a byte past ``lim`` that is not the
-    text's end, or (``icase``) a byte that is not ASCII (which ``(?i)`` might fold)."""
+    text's end, or (``icase``) a byte that is not ASCII."""
     if q + 1 >= lim:
         return 0 if known_end else -1
-    c1 = np.int64(data[p + q + 1])
-    if icase and c1 >= 0x80:
-        return -1
-    if icase and 65 <= c1 <= 90:
-        c1 += 32
+    c1 = _compared(data[p + q + 1], icase)
     if c1 == 115 or c1 == 116 or c1 == 109 or c1 == 100:  # s t m d
         return 2
     if c1 != 114 and c1 != 118 and c1 != 108:  # r v l
-        return 0
+        return -1 if c1 < 0 else 0
     if q + 2 >= lim:
         return 0 if known_end else -1
-    c2 = np.int64(data[p + q + 2])
-    if icase and c2 >= 0x80:
+    c2 = _compared(data[p + q + 2], icase)
+    if c2 < 0:
         return -1
-    if icase and 65 <= c2 <= 90:
-        c2 += 32
     return 3 if (c2 == 101 and c1 != 108) or (c2 == 108 and c1 == 108) else 0  # re ve ll
 
 
