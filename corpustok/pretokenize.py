@@ -10,7 +10,7 @@ import numpy as np
 
 from corpustok._arrow import utf8_batch
 from corpustok.kernels.split_fast import (CL100K_RULE, GPT2_RULE, O200K_RULE, QWEN2_RULE,
-                                          TEKKEN_RULE, split_batch)
+                                          QWEN3_5_RULE, TEKKEN_RULE, split_batch)
 from corpustok.python_split import PythonSplit, isolated, kernel_pattern, steps
 from corpustok.split_pattern import UnsupportedPattern, compile_pattern
 
@@ -33,8 +33,8 @@ PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTE
             "qwen2": QWEN2_PATTERN, "qwen3_5": QWEN3_5_PATTERN, "tekken": TEKKEN_PATTERN}
 ALIASES = {"llama3": "cl100k", "llama4": "o200k"}
 # the named patterns whose chunks a bit-parallel rule of corpustok.kernels.split_fast gives
-RULES = {"gpt2": GPT2_RULE, "cl100k": CL100K_RULE, "qwen2": QWEN2_RULE, "o200k": O200K_RULE,
-         "tekken": TEKKEN_RULE}
+RULES = {"gpt2": GPT2_RULE, "cl100k": CL100K_RULE, "qwen2": QWEN2_RULE,
+         "qwen3_5": QWEN3_5_RULE, "o200k": O200K_RULE, "tekken": TEKKEN_RULE}
 WHOLE_TEXT = r"[\x00-\U0010FFFF]+"  # one chunk per document: text split in Python, or unsplit
 
 __all__ = ["PATTERNS", "GPT2_PATTERN", "canonical", "pattern_named", "program", "resolve",

@@ -30,16 +30,19 @@ from corpustok.kernels.byte_masks import WINDOW, range_mask
 from corpustok.kernels.split import FAMILY, ID_PROPS, chunk_end
 from corpustok.kernels.unicode import utf8_step
 
-NO_RULE, GPT2_RULE, CL100K_RULE, QWEN2_RULE, O200K_RULE, TEKKEN_RULE = range(6)  # FAMILY
+# a program's FAMILY
+NO_RULE, GPT2_RULE, CL100K_RULE, QWEN2_RULE, O200K_RULE, TEKKEN_RULE, QWEN3_5_RULE = range(7)
 # split_pattern.PROPERTY_BITS of Ll, \p{L}, \p{N}, \s, and of what o200k's letter runs take
 # as either case (Lm, Lo, \p{M})
 PROPS_LOWER, PROPS_L, PROPS_N, PROPS_S, PROPS_BOTH = 2, 31, 64, 128, 8 | 16 | 32
+PROPS_M = 32
+PLAIN, CASED_RUNS, WITH_MARKS = 0, 1, 2  # a rule's letter runs: \p{L}, by case, with \p{M}
 NO_CONTRACTIONS, STANDALONE, SUFFIX = 0, 1, 2  # how a rule's pattern takes 's, 't, ...
-# Each rule's pattern, by rule: digits a chunk, case-split letter runs (and a slash in the O
-# tail), how it takes contractions.
-GROUP = (0, 0, 3, 1, 3, 1)
-CASED = (False, False, False, False, True, True)
-CONTRACTIONS = (0, 0, STANDALONE, STANDALONE, SUFFIX, NO_CONTRACTIONS)
+# Each rule's pattern, by rule: digits a chunk, its letter runs (case-split ones come with a
+# slash in the O tail), how it takes contractions.
+GROUP = (0, 0, 3, 1, 3, 1, 1)
+LETTERS = (PLAIN, PLAIN, PLAIN, PLAIN, CASED_RUNS, CASED_RUNS, WITH_MARKS)
+CONTRACTIONS = (0, 0, STANDALONE, STANDALONE, SUFFIX, NO_CONTRACTIONS, STANDALONE)
 LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
@@ -85,16 +88,17 @@ def _contraction(data, p, q, lim, known_end, icase):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _classes(data, p, n, program, cased, digits):
+def _classes(data, p, n, program, letters, digits):
     r"""``(upper, lower, digit, ws, lim, tails)``: the bits of the bytes of ``data[p:p + n]``
-    (``n <= 64``, 64 bytes readable) of letters, digits (``\p{N}``) and ``\s``, every byte of
-    a character marked, up to ``lim``: the window's end, or its first byte of ill-formed
-    UTF-8, of a character the window cuts, of a digit that is not ASCII unless ``digits``
-    (rules that count digits count bytes) or, when ``cased``, of a letter or mark of neither
-    case (``Lm``, ``Lo``, ``\p{M}``, which o200k's letter runs treat as both). Letters are
-    ``upper`` (``Lu``, ``Lt``) or ``lower`` (``Ll``); not ``cased``, other letters count as
-    upper. ``tails``: the bytes that continue a character. ASCII is classified by byte ranges
-    64 at a time; other characters one by one, by their class id's Unicode properties."""
+    (``n <= 64``, 64 bytes readable) of letters (``\p{L}``, and ``\p{M}`` when ``letters`` is
+    ``WITH_MARKS``), digits (``\p{N}``) and ``\s``, every byte of a character marked, up to
+    ``lim``: the window's end, or its first byte of ill-formed UTF-8, of a character the window
+    cuts, of a digit that is not ASCII unless ``digits`` (rules that count digits count bytes)
+    or, for ``CASED_RUNS``, of a letter or mark of neither case (``Lm``, ``Lo``, ``\p{M}``,
+    which o200k's letter runs treat as both). Letters are ``upper`` (``Lu``, ``Lt``) or
+    ``lower`` (``Ll``) for ``CASED_RUNS``; else all are ``upper`` but ASCII small ones.
+    ``tails``: the bytes that continue a character. ASCII is classified by byte ranges 64 at a
+    time; other characters one by one, by their class id's Unicode properties."""
     window = _below(n)
     upper = range_mask(data, p, 65, 90)
     lower = range_mask(data, p, 97, 122)
@@ -117,13 +121,13 @@ def _classes(data, p, n, program, cased, digits):
         leads &= leads - 1
         cp, m, bad = utf8_step(data, p + q, p + n)
         c = props[ids[cp]]
-        if bad or (cased and c & PROPS_BOTH) or (not digits and c & PROPS_N):
+        if bad or (letters == CASED_RUNS and c & PROPS_BOTH) or (not digits and c & PROPS_N):
             lim = q
             break
         bits = ((np.int64(1) << m) - 1) << q
         covered |= bits
-        if c & PROPS_L:
-            if cased and c & PROPS_LOWER:
+        if c & PROPS_L or (letters == WITH_MARKS and c & PROPS_M):
+            if letters == CASED_RUNS and c & PROPS_LOWER:
                 lower |= bits
             else:
                 upper |= bits
@@ -150,7 +154,7 @@ def _gpt2_window(data, p, n, final, program):
     does its last character when a non-W follows (given back by the lookahead), which is how
     that space joins the next run; ``'s|'t|...``: an apostrophe that starts a chunk and is
     followed by one of them makes that chunk, and a chunk starts after it."""
-    upper, lower, digit, ws, lim, tails = _classes(data, p, n, program, False, True)
+    upper, lower, digit, ws, lim, tails = _classes(data, p, n, program, PLAIN, True)
     letter = upper | lower
     known_end = final and lim == n
     valid = _below(lim)
@@ -208,11 +212,12 @@ def _fill(seeds, run):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _cl100k_window(data, p, n, final, program, group, cased, contractions, slash):
+def _cl100k_window(data, p, n, final, program, group, letters, contractions):
     r"""``(starts, ready)`` as :func:`_gpt2_window` gives them, for the patterns of cl100k's
     family: cl100k (Llama 3) and Qwen 2 (``group`` digits a chunk: 3 or 1, contractions
-    ``STANDALONE``), o200k (Llama 4) and Tekken (``cased`` letter runs, a ``slash`` in the O
-    tail, contractions as a ``SUFFIX`` or none).
+    ``STANDALONE``), Qwen 3.5 (marks are letters: ``letters`` ``WITH_MARKS``), o200k (Llama
+    4) and Tekken (``CASED_RUNS`` and a slash in the O tail, contractions as a ``SUFFIX`` or
+    none).
 
     Rules, by branch (L letters, N digits, W ``\s``, NL ``[\r\n]``, O the rest; X is a
     character that is neither NL, L nor N): ``X?\p{L}+``: an L run starts a chunk, or takes
@@ -225,14 +230,15 @@ def _cl100k_window(data, p, n, final, program, group, cased, contractions, slash
     character when a non-W follows. Contractions: ``STANDALONE``, at an apostrophe that starts
     a chunk; ``SUFFIX``, at an apostrophe after a letter, which then joins that letter's
     chunk."""
-    upper, lower, digit, ws, lim, tails = _classes(data, p, n, program, cased, False)
+    upper, lower, digit, ws, lim, tails = _classes(data, p, n, program, letters, False)
+    cased = letters == CASED_RUNS
     letter = upper | lower
     known_end = final and lim == n
     valid = _below(lim)
     space = range_mask(data, p, 32, 32) & valid
     nl = (range_mask(data, p, 10, 10) | range_mask(data, p, 13, 13)) & valid
     other = valid & ~(letter | digit | ws)
-    tailset = nl | (range_mask(data, p, 47, 47) & valid if slash else np.int64(0))
+    tailset = nl | (range_mask(data, p, 47, 47) & valid if cased else np.int64(0))
     held = _fill(nl & (other << 1), tailset)  # the NLs (and slashes) after an O run
     other &= ~held
     ws &= ~held
@@ -289,7 +295,7 @@ def split_some(data, p, end, program, final, ends, k, most):
                 starts, ready = _gpt2_window(data, p, n, ends_here, program)
             else:
                 starts, ready = _cl100k_window(data, p, n, ends_here, program, GROUP[rule],
-                                               CASED[rule], CONTRACTIONS[rule], CASED[rule])
+                                               LETTERS[rule], CONTRACTIONS[rule])
             bits = starts & _below(ready) & ~np.int64(1)
             whole = ends_here and ready == n  # the window's last chunk ends at the text's end
             if bits != 0 or whole:
