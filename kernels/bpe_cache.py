@@ -17,8 +17,8 @@ from corpustok.kernels.unicode import load_word
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
 FNV_PRIME = np.int64(1099511628211)
-CACHE_KEY = 64  # chunks longer than this many bytes are not cached
-CACHE_IDS = 32  # nor chunks of more tokens
+CACHE_KEY = 128  # chunks longer than this many bytes are not cached
+CACHE_IDS = 64  # nor chunks of more tokens
 CACHE_PROBES = 4
 HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
 # An inline entry of W words (4 fast, 8 wide): W/2 words of the chunk's bytes (little-endian,

@@ -39,6 +39,7 @@ from corpustok.kernels.token_table import find_token
 from corpustok.kernels.unicode import short_char_length, utf8_step
 
 SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
+LONG = 2 * CACHE_KEY  # the most symbols a chunk the cache can keep has (utf16: 2 a byte)
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
 BLOCK = 64  # chunks split before they are encoded
 AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
@@ -192,9 +193,10 @@ def encode_long_chunk(data, s, e, model, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank, new, ...)`` (the first three); returns their count, or -1 for a chunk of more
-    than :data:`WORK` bytes or :data:`SHORT` symbols (then :func:`encode_long_chunk`). O(m^2)
-    for m symbols."""
+    ``(ids, rank, new, ...)``, or, from :data:`SHORT` symbols up to :data:`LONG`, by
+    :func:`merge_long` in its arrays (``work[5:9]``); returns their count, or -1 for a chunk
+    of more than :data:`WORK` bytes or :data:`LONG` symbols (then :func:`encode_long_chunk`).
+    O(m^2) for m <= 48 symbols, O(m log m) above."""
     substrate, _, sym_id, pairs, whole = model
     ids, rank, new = work[0], work[1], work[2]
     if e - s > WORK:
@@ -205,9 +207,12 @@ def _merge_chunk(model, work, data, s, e, out, j):
             out[j] = t
             return 1
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
-    if n > SHORT:
+    if n > LONG:
         return -1
-    n = merge_short(ids, n, pairs, rank, new)
+    if n > SHORT:
+        n = merge_long(ids, n, pairs, work[5], work[6], work[7], work[8])
+    else:
+        n = merge_short(ids, n, pairs, rank, new)
     for k in range(n):
         out[j + k] = ids[k]
     return n
@@ -350,7 +355,8 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
             np.empty(SHORT, np.int32), np.empty(BLOCK, np.int64),
-            np.empty(KEY_WORDS * BLOCK, np.int64))
+            np.empty(KEY_WORDS * BLOCK, np.int64), np.empty(LONG, np.int32),
+            np.empty(LONG, np.int32), np.empty(LONG, np.int32), np.empty(2 * LONG + 1, np.int64))
     j = 0
     stop = offsets[ndoc]
     for d in range(ndoc):

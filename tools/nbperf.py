@@ -1,7 +1,8 @@
 """Where a BPE encode's time goes, function by function and instruction by instruction, from
 ``perf`` samples of the Numba kernels (which have no symbols perf could read).
 
-    .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--annotate NAME] [--same]
+    .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--corpus mix]
+        [--annotate NAME] [--same]
 
 Runs ``perf record -e cpu-clock`` (a software clock: it works on VMs without hardware
 counters) on a child process that loads TOKENIZER, warms it on 1 MB of the shared corpus, then
@@ -34,7 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 def child(args, out):
     """The profiled process: encode, then record the window and every function's code."""
     sys.path.insert(0, str(REPO / "bench"))
+    import bpe
     import corpustok
+    bpe.CORPUS[0] = args.corpus
     from bpe import corpus_sample
     from corpustok._arrow import utf8_batch
     from numba.core.registry import CPUDispatcher
@@ -101,6 +104,7 @@ def main():
     ap.add_argument("tokenizer")
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--reps", type=int, default=6)
+    ap.add_argument("--corpus", default="mix", help="the bench corpus (bench/bpe.py --corpus)")
     ap.add_argument("--annotate", help="a function name (substring) to disassemble")
     ap.add_argument("--same", action="store_true",
                     help="encode one sample again and again, every chunk cached (the hit path)")
@@ -114,7 +118,8 @@ def main():
         subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
                         "-F", "4000", "-o", str(out / "perf.data"), sys.executable, __file__,
                         args.tokenizer, "--mb", str(args.mb), "--reps", str(args.reps),
-                        "--child", str(out)] + ["--same"] * args.same, env=env, check=True)
+                        "--corpus", args.corpus, "--child", str(out)] + ["--same"] * args.same,
+                       env=env, check=True)
         run = json.loads((out / "run.json").read_text())
         funcs = {int(a): name for a, name in run["functions"].items()}
         starts = sorted(funcs)
