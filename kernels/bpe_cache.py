@@ -13,6 +13,7 @@ is a pure memo: results never depend on its state. The encoder
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.hugepages import huge_page_array
 from corpustok.kernels.unicode import load_word
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
@@ -71,10 +72,8 @@ def chunk_cache(slots):
 
 
 def _lines(n):
-    """``n`` zeroed int64 starting at a 64-byte boundary."""
-    raw = np.zeros(n + 8, np.int64)
-    skip = (-raw.ctypes.data % 64) // 8
-    return raw[skip:skip + n]
+    """``n`` zeroed int64 starting at a 64-byte boundary (on huge pages from one up)."""
+    return huge_page_array(n, np.int64, 0)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")

@@ -12,7 +12,7 @@ HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.hugepages import advise_huge_pages
+from corpustok.kernels.hugepages import advise_huge_pages, huge_page_array
 from corpustok.kernels.prefetch import prefetch
 
 NO_RANK = np.int64(1) << 62  # rank of a pair the merges do not contain
@@ -79,7 +79,7 @@ def build_pair_table(left, right, new_id, rank=None):
     size = 16
     while size < 2 * len(left):
         size *= 2
-    slots = np.full(size, -1, np.int64)
+    slots = huge_page_array(size, np.int64, -1)
     new_of_rank = np.full(int(rank.max(initial=0)) + 1, -1, np.int32)
     k = fill_pair_table(left, right, new_id, rank, slots, new_of_rank)
     if k >= 0:

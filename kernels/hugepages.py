@@ -10,6 +10,8 @@ Linux this does nothing.
 """
 import sys
 
+import numpy as np
+
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -44,13 +46,28 @@ def _madvise(typingctx, address, length, advice):
 
 
 @njit(nogil=True, cache=True)
-def advise_huge_pages(arr):
+def advise_huge_pages(arr, min_bytes=MIN_BYTES):
     """Ask for 2 MB pages under the whole huge pages inside ``arr``'s memory (a contiguous
-    array of at least :data:`MIN_BYTES`), before its pages are first touched."""
+    array of at least ``min_bytes``), before its pages are first touched."""
     nbytes = arr.size * arr.itemsize
-    if not LINUX or nbytes < MIN_BYTES:
+    if not LINUX or nbytes < min_bytes:
         return
     start = (arr.ctypes.data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
     end = (arr.ctypes.data + nbytes) & ~(HUGE_PAGE - 1)
     if end > start:
         _madvise(start, end - start, MADV_HUGEPAGE)
+
+
+def huge_page_array(n, dtype, fill):
+    """``n`` items of ``dtype`` set to ``fill``, from one huge page up starting at a huge page
+    boundary on huge pages: a table probed at random (the pair table, the chunk cache) then
+    costs a few TLB entries instead of one a 4 KB page (a software prefetch that misses the
+    TLB may be dropped)."""
+    itemsize = np.dtype(dtype).itemsize
+    align = HUGE_PAGE if n * itemsize >= HUGE_PAGE else 64
+    raw = np.empty(n + align // itemsize, dtype)
+    skip = (-raw.ctypes.data % align) // itemsize
+    arr = raw[skip:skip + n]
+    advise_huge_pages(arr, HUGE_PAGE)
+    arr.fill(fill)
+    return arr
