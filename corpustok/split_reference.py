@@ -38,8 +38,9 @@ class Branch(namedtuple("Branch", "kind first has_lead lead_set a_set a_min a_ma
 
 class Program:
     """The kernel's program tuple ``(ids, prog, lit_cp, lit_off, group_off, group_icase,
-    fold_from, fold_to, rule, id_props)`` unpacked (not the last two, the kernel's shortcut): ``branches`` (one :class:`Branch` per row of ``prog``),
-    ``groups`` (a literal group is ``(strings, icase)``) and the ``(?i)`` folds."""
+    fold_from, fold_to, rule, id_props)`` unpacked (but the last two, the kernel's shortcut):
+    ``branches`` (one :class:`Branch` per row of ``prog``), ``groups`` (a literal group is
+    ``(strings, icase)``) and the ``(?i)`` folds."""
 
     def __init__(self, program):
         ids, prog, lit_cp, lit_off, group_off, group_icase, fold_from, fold_to = program[:8]

@@ -31,7 +31,7 @@ FAST_KEY, WIDE_KEY = 15, 31
 FAST_IDS, WIDE_IDS = 5, 11
 FAST_PER_SLOT, WIDE_PER_SLOT = 8, 2  # entries per slot of the general cache
 IN_WIDE = 14  # a fast entry's id count meaning: this chunk's ids are in the wide part
-IN_GENERAL = 15  # an inline id count meaning: this chunk's ids are in the general part
+IN_GENERAL = 15  # a wide entry's id count meaning: this chunk's ids are in the general part
 USES_ONE = 16  # one use, in the first id word
 USES_MAX = np.int64(0x7F0)
 INLINE_ID = np.int64((1 << 21) - 1)  # an id's bits (ids are below 2**21)
@@ -67,13 +67,8 @@ def chunk_cache(slots):
     meta = np.zeros((slots, 4), np.int64)
     meta[:, BYTES] = -1
     return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
-            _lines(max(2, FAST_PER_SLOT * slots) * FAST_WORDS),
-            _lines(max(2, WIDE_PER_SLOT * slots) * WIDE_WORDS))
-
-
-def _lines(n):
-    """``n`` zeroed int64 starting at a 64-byte boundary (on huge pages from one up)."""
-    return huge_page_array(n, np.int64, 0)
+            huge_page_array(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64, 0),
+            huge_page_array(max(2, WIDE_PER_SLOT * slots) * WIDE_WORDS, np.int64, 0))
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")

@@ -17,8 +17,8 @@ Chunks (pre-tokenizer pieces) are looked up first in the bounded chunk cache of
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank, new, ends, keys)``: :func:`_next_special`,
-:func:`_encode_run` (the chunk loop, with the streaming rule) and
+over these tuples and the work arrays ``(ids, rank, new, ends, keys, long)``:
+:func:`_next_special`, :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
 """
@@ -108,41 +108,42 @@ def _wide_chunk(model, cache, work, data, s, e, out, j, k1, k2, k3, k4, first):
     if n >= 0:
         return n
     n = _merge_chunk(model, work, data, s, e, out, j)
-    if n < 0 or n > CACHE_IDS:
-        return n
+    if 0 <= n <= CACHE_IDS:
+        _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first)
+    return n
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first):
+    """Keep the ``n`` ids (at most :data:`CACHE_IDS`) at ``out[j:]`` of chunk ``data[s:e]``,
+    whose wide :func:`line_key` is ``(k1 .. k4, first)``: in the wide part, or in the general
+    one with the wide entry saying so."""
     if n > WIDE_IDS:
         general_put(cache, data, s, e, out, j, n)
-    line_put(wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, n if n <= WIDE_IDS else IN_GENERAL)
-    return n
+    line_put(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j,
+             n if n <= WIDE_IDS else IN_GENERAL)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
     """:func:`_wide_chunk` through the fast inline part, for a chunk of at most
     :data:`FAST_KEY` bytes whose fast :func:`line_key` is ``(k1, k2, first)``: a result of
-    more than :data:`FAST_IDS` ids goes to the wide part (or the general one), and the fast
-    entry records only where (:data:`IN_WIDE`, :data:`IN_GENERAL`), so a miss never probes
-    the other parts first. Inlined into :func:`_encode_chunk`, its one call site."""
+    more than :data:`FAST_IDS` ids is kept as :func:`_wide_chunk` keeps it, and the fast
+    entry records only that (:data:`IN_WIDE`), so a miss never probes the other parts first.
+    Inlined into :func:`_encode_chunk`, its one call site."""
     fast = cache[3]
     n = line_get(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j)
     if n == IN_WIDE:
         w1, w2, w3, w4, wf = line_key(data, s, e, cache[4], WIDE_WORDS)
         return _wide_chunk(model, cache, work, data, s, e, out, j, w1, w2, w3, w4, wf)
-    if n == IN_GENERAL:
-        return _general_chunk(model, cache, work, data, s, e, out, j)
     if n >= 0:
         return n
     n = _merge_chunk(model, work, data, s, e, out, j)
-    if n < 0 or n > CACHE_IDS:
-        return n
-    if n > FAST_IDS:
-        if n <= WIDE_IDS:
+    if 0 <= n <= CACHE_IDS:
+        if n > FAST_IDS:
             w1, w2, w3, w4, wf = line_key(data, s, e, cache[4], WIDE_WORDS)
-            line_put(cache[4], wf, WIDE_WORDS, w1, w2, w3, w4, out, j, n)
-        else:
-            general_put(cache, data, s, e, out, j, n)
-    line_put(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j,
-             n if n <= FAST_IDS else IN_WIDE if n <= WIDE_IDS else IN_GENERAL)
+            _keep_wide(cache, data, s, e, out, j, n, w1, w2, w3, w4, wf)
+        line_put(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j, n if n <= FAST_IDS else IN_WIDE)
     return n
 
 
@@ -194,7 +195,7 @@ def encode_long_chunk(data, s, e, model, out, j):
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
     ``(ids, rank, new, ...)``, or, from :data:`SHORT` symbols up to :data:`LONG`, by
-    :func:`merge_long` in its arrays (``work[5:9]``); returns their count, or -1 for a chunk
+    :func:`merge_long` in its arrays (``work[5]``); returns their count, or -1 for a chunk
     of more than :data:`WORK` bytes or :data:`LONG` symbols (then :func:`encode_long_chunk`).
     O(m^2) for m <= 48 symbols, O(m log m) above."""
     substrate, _, sym_id, pairs, whole = model
@@ -210,7 +211,8 @@ def _merge_chunk(model, work, data, s, e, out, j):
     if n > LONG:
         return -1
     if n > SHORT:
-        n = merge_long(ids, n, pairs, work[5], work[6], work[7], work[8])
+        l_rank, nxt, prv, heap = work[5]
+        n = merge_long(ids, n, pairs, l_rank, nxt, prv, heap)
     else:
         n = merge_short(ids, n, pairs, rank, new)
     for k in range(n):
@@ -355,8 +357,7 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
             np.empty(SHORT, np.int32), np.empty(BLOCK, np.int64),
-            np.empty(KEY_WORDS * BLOCK, np.int64), np.empty(LONG, np.int32),
-            np.empty(LONG, np.int32), np.empty(LONG, np.int32), np.empty(2 * LONG + 1, np.int64))
+            np.empty(KEY_WORDS * BLOCK, np.int64), long_work(LONG))
     j = 0
     stop = offsets[ndoc]
     for d in range(ndoc):

@@ -227,10 +227,15 @@ def test_very_long_chunks_by_buckets_match_hf(gpt2, hf_gpt2):
     assert ours[0] == tiktoken_gpt2().encode_ordinary(texts[0])
 
 
-# Words at the inline cache's limits (24 bytes, 8 ids) and past them, ASCII and CJK (many ids in
-# few bytes), repeated so that hits, evictions and the general cache all serve them.
-CACHE_WORDS = st.sampled_from(["x" * k for k in (7, 8, 9, 16, 23, 24, 25, 64, 65)] +
-                              ["性能" * k for k in (1, 3, 4, 5, 8)] + ["zqxjkv" * 4, " ", "\n"])
+# Words at the cache parts' limits and past them (fast: 15 bytes, 5 ids; wide: 31 bytes, 11
+# ids; general: 128 bytes, 64 ids) and at the merge's (48 symbols by the scan, 256 by the
+# kernel's own heap, more by encode_long_chunk): ASCII, CJK (many ids in few bytes) and
+# punctuation of one id a byte (15 bytes, 15 ids: a fast key whose ids the general part keeps),
+# repeated so that hits, evictions and every part serve them.
+CACHE_WORDS = st.sampled_from(
+    ["x" * k for k in (14, 15, 16, 30, 31, 32, 48, 49, 127, 128, 129, 256, 257)] +
+    ["性能" * k for k in (1, 2, 3, 5, 8, 11, 21, 22)] +
+    ["\u169b" * 5, "\u2e19" * 5, "zqxjkv" * 4, " ", "\n"])
 
 
 @settings(max_examples=60, deadline=None)
