@@ -1,6 +1,6 @@
 """64 bytes at a time: which of them fall in a byte range, as the bits of one int64.
 
-The bit-parallel split (:mod:`corpustok.kernels.split_ascii`) classifies a window of text
+The bit-parallel split (:mod:`corpustok.kernels.split_fast`) classifies a window of text
 with a few such masks instead of a branch per byte. Numba has no vector types, so this is an
 intrinsic that writes the LLVM vector code itself: one unaligned 64-byte load, a subtract and
 an unsigned compare of 64 lanes, the 64 results as an i64. The IR is target-independent; LLVM

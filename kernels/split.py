@@ -32,7 +32,7 @@ from corpustok.kernels.unicode import HIGH_BITS, load_word, utf8_step
 (KIND, FIRST, HAS_LEAD, LEAD_SET, A_SET, A_MIN, A_MAX, HAS_B, B_SET, B_MIN, TAIL,
  TAIL_MASK, TAIL_GROUP, NOT_AHEAD, NOT_SET, LITS, BODY_FIRST) = range(17)
 FIELDS = 17  # TAIL_MASK also holds a tail group's first-character mask
-FAMILY, ID_PROPS = 8, 9  # the program's fields for corpustok.kernels.split_fast
+RULE, ID_PROPS = 8, 9  # the program's fields for corpustok.kernels.split_fast
 RUN, LITERALS = 0, 1
 NO_TAIL, CLASS_TAIL, GROUP_TAIL = 0, 1, 2
 UNBOUNDED = 1 << 62

@@ -2,8 +2,8 @@
 
 The interpreter (:mod:`corpustok.kernels.split`) decides one chunk at a time with a branch
 per alternative: some 25-40 ns a chunk. For a pattern with a bit-parallel rule (the program's
-``FAMILY`` field: GPT-2's, cl100k's and o200k's families), the chunk starts of a 64-byte
-window are computed at once: ASCII is classified by byte-range masks
+``RULE`` field: GPT-2's, cl100k's and o200k's families, and Qwen 3.5's), the chunk starts of
+a 64-byte window are computed at once: ASCII is classified by byte-range masks
 (:mod:`corpustok.kernels.byte_masks`), other characters one by one by their Unicode
 properties, and word operations turn the classes into starts, which the chunks are read off.
 Each rule's docstring says which regex branch gives which starts; the tests hold every rule
@@ -27,10 +27,10 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from corpustok.kernels.byte_masks import WINDOW, range_mask
-from corpustok.kernels.split import FAMILY, ID_PROPS, chunk_end
+from corpustok.kernels.split import ID_PROPS, RULE, chunk_end
 from corpustok.kernels.unicode import utf8_step
 
-# a program's FAMILY
+# a program's RULE
 NO_RULE, GPT2_RULE, CL100K_RULE, QWEN2_RULE, O200K_RULE, TEKKEN_RULE, QWEN3_5_RULE = range(7)
 # split_pattern.PROPERTY_BITS of Ll, \p{L}, \p{N}, \s, and of what o200k's letter runs take
 # as either case (Lm, Lo, \p{M})
@@ -286,7 +286,7 @@ def split_some(data, p, end, program, final, ends, k, most):
     ``held`` when, not ``final`` (streaming), that chunk waits for more text (its split's
     reach passes ``end``). Windows of the program's rule where it has one, else (and
     wherever a window decides nothing) the interpreter's ``chunk_end``. O(bytes)."""
-    rule = program[FAMILY]
+    rule = program[RULE]
     while k < most and p < end:
         if rule != NO_RULE and p + WINDOW <= len(data):
             n = min(WINDOW, end - p)
