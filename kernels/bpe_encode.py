@@ -17,7 +17,7 @@ Chunks (pre-tokenizer pieces) are looked up first in the bounded chunk cache of
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank, new, ends, keys, long)``:
+over these tuples and the work arrays ``(ids, rank, ends, keys, long)``:
 :func:`_next_special`, :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
 arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
@@ -194,12 +194,12 @@ def encode_long_chunk(data, s, e, model, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chunk(model, work, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank, new, ...)``, or, from :data:`SHORT` symbols up to :data:`LONG`, by
-    :func:`merge_long` in its arrays (``work[5]``); returns their count, or -1 for a chunk
+    ``(ids, rank, ...)``, or, from :data:`SHORT` symbols up to :data:`LONG`, by
+    :func:`merge_long` in its arrays (``work[4]``); returns their count, or -1 for a chunk
     of more than :data:`WORK` bytes or :data:`LONG` symbols (then :func:`encode_long_chunk`).
     O(m^2) for m <= 48 symbols, O(m log m) above."""
     substrate, _, sym_id, pairs, whole = model
-    ids, rank, new = work[0], work[1], work[2]
+    ids, rank = work[0], work[1]
     if e - s > WORK:
         return -1
     if len(whole[0]):
@@ -211,10 +211,10 @@ def _merge_chunk(model, work, data, s, e, out, j):
     if n > LONG:
         return -1
     if n > SHORT:
-        l_rank, nxt, prv, heap = work[5]
+        l_rank, nxt, prv, heap = work[4]
         n = merge_long(ids, n, pairs, l_rank, nxt, prv, heap)
     else:
-        n = merge_short(ids, n, pairs, rank, new)
+        n = merge_short(ids, n, pairs, rank)
     for k in range(n):
         out[j + k] = ids[k]
     return n
@@ -271,11 +271,11 @@ def _encode_run(model, cache, work, data, i, end, streaming, out, j):
     the start of the first chunk more text could still change (its split's reach passes
     ``end``, see :mod:`corpustok.kernels.split`).
 
-    Chunks are split :data:`BLOCK` at a time (``work[3]``), then their keys are computed
-    (``work[4]``), then they are encoded, each inline set prefetched :data:`AHEAD` chunks
+    Chunks are split :data:`BLOCK` at a time (``work[2]``), then their keys are computed
+    (``work[3]``), then they are encoded, each inline set prefetched :data:`AHEAD` chunks
     before its lookup: a set is one of millions of lines, so a lookup right after its chunk's
     split would wait for memory on nearly every chunk."""
-    ends, keys = work[3], work[4]
+    ends, keys = work[2], work[3]
     while i < end:
         k, _, held = split_some(data, i, end, model[1], not streaming, ends, 0, BLOCK)
         s = i
@@ -356,7 +356,7 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
-            np.empty(SHORT, np.int32), np.empty(BLOCK, np.int64),
+            np.empty(BLOCK, np.int64),
             np.empty(KEY_WORDS * BLOCK, np.int64), long_work(LONG))
     j = 0
     stop = offsets[ndoc]

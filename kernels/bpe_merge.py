@@ -3,11 +3,13 @@
 The pair table is open addressing over ``(left_id, right_id)`` keys holding the pair's order
 value, one int64 a slot (:func:`build_pair_table`): the merged id itself when merged ids
 increase with rank (every vocabulary we know), else the rank, with the merged id of each rank
-in a second array. A short chunk is merged by a quadratic scan (:func:`merge_short`), a
-longer one with a heap over a linked list in O(n log n) (:func:`merge_long`), a very long one
-in linear time with one bucket per order value (:func:`merge_buckets`) where the
-vocabulary allows it; all apply the lowest-rank pair first, the leftmost on ties, exactly as
-HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
+in a second array; beside it a dense grid answers pairs of two ids below :data:`GRID` (the
+bytes and the first merges: three lookups in four) with one load, no hashing or probing. A
+short chunk is merged by a quadratic scan (:func:`merge_short`), a longer one with a heap
+over a linked list in O(n log n) (:func:`merge_long`), a very long one in linear time with
+one bucket per order value (:func:`merge_buckets`) where the vocabulary allows it; all apply
+the lowest-rank pair first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and
+GPT-2's ``bpe()``.
 """
 import numpy as np
 from numba import njit
@@ -23,6 +25,10 @@ ID_BITS = 21  # ids and ranks below 2**21: a slot packs left, right and rank in 
 ID_MASK = np.int64((1 << ID_BITS) - 1)
 BUCKET_MIN = 1 << 14  # symbols from which a chunk is merged by buckets (where allowed)
 PREFETCH_AHEAD = 16  # bucket entries whose positions' lines are fetched ahead of their turn
+NO_KEY = np.int64(1) << 60  # merge_short's key of no pair (keys of pairs are below 2**37)
+SOME_KEY = np.int64(1) << 59  # above every key of a pair, below NO_KEY shifted 65,535 times
+GRID_BITS = 9
+GRID = 1 << GRID_BITS  # pairs of ids below this are answered by the dense grid (1 MB)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -63,13 +69,14 @@ def fill_pair_table(left, right, new_id, rank, slots, new_of_rank):
 
 
 def build_pair_table(left, right, new_id, rank=None):
-    """The pair table ``(slots int64, new_of_rank int32, buckets int)`` of merges given as
-    three int arrays, with their ranks (default: the merges' order, HF's rule; tiktoken's is
-    the merged token's rank, shared by every pair that makes it). When merged ids increase with
-    rank, a slot holds the merged id as the order value and ``new_of_rank`` is empty: a lookup
-    reads one int64 and nothing else (see :func:`merged_id`). ``buckets``: the number of order
-    values when :func:`merge_buckets` is exact for this table, else 0 (see
-    :func:`_bucket_count`)."""
+    """The pair table ``(slots int64, new_of_rank int32, buckets int, grid int32)`` of merges
+    given as three int arrays, with their ranks (default: the merges' order, HF's rule;
+    tiktoken's is the merged token's rank, shared by every pair that makes it). When merged
+    ids increase with rank, a slot holds the merged id as the order value and ``new_of_rank``
+    is empty: a lookup reads one int64 and nothing else (see :func:`merged_id`). ``buckets``:
+    the number of order values when :func:`merge_buckets` is exact for this table, else 0
+    (see :func:`_bucket_count`). ``grid[a * GRID + b]``: the order value of the pair ``(a, b)`` of
+    ids below :data:`GRID`, -1 when they do not merge (see :func:`_order`)."""
     left, right, new_id = (np.asarray(a, np.int64) for a in (left, right, new_id))
     rank = np.arange(len(left), dtype=np.int64) if rank is None else np.asarray(rank, np.int64)
     for name, a in (("token id", np.concatenate([left, right, new_id])), ("merge rank", rank)):
@@ -89,7 +96,17 @@ def build_pair_table(left, right, new_id, rank=None):
         used = slots >= 0
         slots[used] = (slots[used] & ~ID_MASK) | new_of_rank[slots[used] & ID_MASK]
         new_of_rank = np.empty(0, np.int32)
-    return slots, new_of_rank, _bucket_count(slots, new_of_rank)
+    return slots, new_of_rank, _bucket_count(slots, new_of_rank), _grid(slots)
+
+
+def _grid(slots):
+    """The dense grid of the pairs of ids below :data:`GRID` in ``slots``."""
+    grid = np.full(GRID * GRID, -1, np.int32)
+    used = slots[slots >= 0]
+    left, right = (used >> ID_BITS) >> ID_BITS, (used >> ID_BITS) & ID_MASK
+    low = (left < GRID) & (right < GRID)
+    grid[left[low] * GRID + right[low]] = used[low] & ID_MASK
+    return grid
 
 
 def _bucket_count(slots, new_of_rank):
@@ -135,52 +152,68 @@ def _prefetch_pair(slots, a, b):
     prefetch(slots, _home((np.int64(a) << ID_BITS) | np.int64(b), len(slots) - 1))
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _look_up(slots, new_of_rank, ids, n, k, rank, new):
-    """``rank[k]`` and ``new[k]`` of ``ids[:n]``: the rank of the pair at ``k`` and the id it
-    merges into (left unset when it has none). Merges run one after another, each
-    waiting for the table lines of the pairs the one before made, so the id is read now and
-    the lines of the two pairs that merging this one would make are prefetched: when it is
-    merged (and its neighbours are unchanged), its lookups find them in cache."""
-    r = _rank(slots, ids[k], ids[k + 1])
-    rank[k] = r
-    if r != NO_RANK:
-        t = merged_id(new_of_rank, r)
-        new[k] = t
-        if k > 0:
-            _prefetch_pair(slots, ids[k - 1], t)
-        if k + 2 < n:
-            _prefetch_pair(slots, t, ids[k + 2])
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _order(grid, slots, a, b):
+    """:func:`_rank` of ``(a, b)`` through the grid when both ids are below :data:`GRID`."""
+    if (a | b) < GRID:
+        v = grid[np.int64(a) << GRID_BITS | np.int64(b)]
+        return np.int64(v) if v >= 0 else NO_RANK
+    return _rank(slots, a, b)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_order(grid, slots, a, b):
+    """Start fetching the line :func:`_order` will read for ``(a, b)``."""
+    if (a | b) < GRID:
+        prefetch(grid, np.int64(a) << GRID_BITS | np.int64(b))
+    else:
+        _prefetch_pair(slots, a, b)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _short_key(grid, slots, a, b, k):
+    """The key of the pair ``(a, b)`` at position ``k`` of a short chunk: its order value
+    above ``k`` (so the smallest key is the lowest rank, leftmost on ties), or
+    :data:`NO_KEY`."""
+    r = _order(grid, slots, a, b)
+    return r << 16 | k if r != NO_RANK else NO_KEY
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_short(ids, n, pairs, rank, new):
-    """Merge ``ids[:n]`` in place by rescanning for the lowest-rank pair (leftmost on ties);
-    returns the new length. ``rank`` (int64) and ``new`` (int32) are work arrays of ``n``.
-    O(n^2), fastest for the short chunks that dominate text."""
-    slots, new_of_rank, _ = pairs
+def merge_short(ids, n, pairs, keys):
+    """Merge ``ids[:n]`` (fewer than 65,536) in place by rescanning for the lowest-rank pair
+    (leftmost on ties); returns the new length. ``keys`` (int64) is a work array of ``n``.
+    O(n^2), fastest for the short chunks that dominate text.
+
+    Each pair's key packs its order value and position, so the scan is a branch-free
+    minimum; a merge shifts the keys after it down one position (a key minus one; no key
+    stays above :data:`SOME_KEY`). The lines of the two pairs a merge makes are prefetched
+    before the shift: merges run one after another, each waiting for those lookups."""
+    slots, new_of_rank, grid = pairs[0], pairs[1], pairs[3]
     for k in range(n - 1):
-        _look_up(slots, new_of_rank, ids, n, k, rank, new)
+        keys[k] = _short_key(grid, slots, ids[k], ids[k + 1], k)
     while n > 1:
-        best = NO_RANK
-        b = -1
+        best = NO_KEY
         for k in range(n - 1):
-            if rank[k] < best:
-                best = rank[k]
-                b = k
-        if b < 0:
+            best = min(best, keys[k])
+        if best > SOME_KEY:
             break
-        ids[b] = new[b]
+        b = best & 0xFFFF
+        t = merged_id(new_of_rank, best >> 16)
+        if b > 0:
+            _prefetch_order(grid, slots, ids[b - 1], t)
+        if b + 2 < n:
+            _prefetch_order(grid, slots, t, ids[b + 2])
+        ids[b] = t
         for k in range(b + 1, n - 1):
             ids[k] = ids[k + 1]
         for k in range(b + 1, n - 2):
-            rank[k] = rank[k + 1]
-            new[k] = new[k + 1]
+            keys[k] = keys[k + 1] - 1
         n -= 1
         if b > 0:
-            _look_up(slots, new_of_rank, ids, n, b - 1, rank, new)
+            keys[b - 1] = _short_key(grid, slots, ids[b - 1], t, b - 1)
         if b < n - 1:
-            _look_up(slots, new_of_rank, ids, n, b, rank, new)
+            keys[b] = _short_key(grid, slots, t, ids[b + 1], b)
     return n
 
 
@@ -274,7 +307,7 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
     sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
-    slots, new_of_rank, _ = pairs
+    slots, new_of_rank = pairs[0], pairs[1]
     size = 0
     _link(nxt, prv, n)
     for k in range(n):
@@ -338,7 +371,7 @@ def _repair(ids, n, k, slots, rank, extra_pos, extra_next, extra_head, used, j):
 def _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi):
     """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
     (the leftmost-first rule); returns ``(entries used, highest value filed)``."""
-    slots, new_of_rank, _ = pairs
+    slots, new_of_rank = pairs[0], pairs[1]
     extra_pos, extra_next, extra_head = extra
     while prv[k] >= 0 and rank[prv[k]] == v:  # to the chain's left end
         k = prv[k]

@@ -15,8 +15,8 @@ from numba import njit
 import corpustok
 from corpustok import reference, ube
 from corpustok.bpe import BytePairTokenizer
-from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, build_pair_table, long_work,
-                                         merge_buckets, merge_long, merge_short)
+from corpustok.kernels.bpe_merge import (BUCKET_MIN, GRID, bucket_work, build_pair_table,
+                                         long_work, merge_buckets, merge_long, merge_short)
 from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
@@ -126,7 +126,7 @@ def test_merge_kernels_equal_gpt2_reference(case):
     want = ref_merge(seq, ranks)
     n = len(seq)
     ids = np.array(seq + [0], np.int32)
-    m = merge_short(ids, n, pairs, np.empty(n + 1, np.int64), np.empty(n + 1, np.int32))
+    m = merge_short(ids, n, pairs, np.empty(n + 1, np.int64))
     assert ids[:m].tolist() == want, "merge_short"
     ids = np.array(seq, np.int32)
     m = merge_long(ids, n, pairs, *long_work(n))
@@ -169,10 +169,16 @@ def test_pair_table_states_its_limits():
         build_pair_table([1], [0], [5], rank=[2**21])
     with pytest.raises(ValueError, match="merge 1 has rank 7, which another merge gives"):
         build_pair_table([1, 2], [0, 0], [5, 6], rank=[7, 7])
-    slots, new_of_rank, _ = build_pair_table([1, 2], [0, 0], [5, 5], rank=[7, 7])  # tiktoken's rule
+    # tiktoken's rule: two pairs make one token
+    slots, new_of_rank, _, grid = build_pair_table([1, 2], [0, 0], [5, 5], rank=[7, 7])
     assert len(new_of_rank) == 0 and sorted(slots[slots >= 0] & (2**21 - 1)) == [5, 5]
-    slots, new_of_rank, _ = build_pair_table([1, 2], [0, 0], [6, 5])  # ids against rank order
+    # the grid of pairs of low ids holds the same order values, -1 for every other pair
+    assert grid[1 * GRID + 0] == grid[2 * GRID + 0] == 5 and (grid >= 0).sum() == 2
+    slots, new_of_rank, _, grid = build_pair_table([1, 2], [0, 0], [6, 5])  # ids against rank order
     assert new_of_rank.tolist() == [6, 5] and sorted(slots[slots >= 0] & (2**21 - 1)) == [0, 1]
+    assert grid[1 * GRID + 0] == 0 and grid[2 * GRID + 0] == 1 and (grid >= 0).sum() == 2
+    _, _, _, grid = build_pair_table([GRID, 3], [0, GRID - 1], [GRID + 1, GRID + 2])
+    assert grid[3 * GRID + GRID - 1] == GRID + 2 and (grid >= 0).sum() == 1  # (GRID, 0): hashed
 
 
 # --- GPT-2 files: HF ByteLevelBPETokenizer and tiktoken --------------------------------------

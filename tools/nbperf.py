@@ -2,14 +2,17 @@
 ``perf`` samples of the Numba kernels (which have no symbols perf could read).
 
     .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--corpus mix]
-        [--annotate NAME] [--same]
+        [--annotate NAME] [--same | --distinct]
 
 Runs ``perf record -e cpu-clock`` (a software clock: it works on VMs without hardware
 counters) on a child process that loads TOKENIZER, warms it on 1 MB of the shared corpus, then
 encodes ``--reps`` different ``--mb`` MB samples of it (fresh text, as in a real run; with
 ``--same``, one sample again and again through a cache that holds all of it: the hit path). The
 child compiles its kernels into an empty Numba cache, so that every function's code address
-is known; after the timed window it writes each function's address and code bytes. Samples
+is known. With ``--distinct``, only the chunks of those samples not seen before (in the
+warm-up text or earlier in them), a hundred a line, each rep through a new cache: the miss
+path, as fresh text meets it. After the timed window the child writes each function's
+address and code bytes. Samples
 inside the window are assigned to the function whose code holds them; ``--annotate`` prints
 one function's disassembly (objdump) with each instruction's share of its samples: a load
 that waits for memory shows as a large share on the instruction after it.
@@ -43,18 +46,38 @@ def child(args, out):
     from numba.core.registry import CPUDispatcher
 
     tok = corpustok.load(args.tokenizer)
-    if args.same:  # the hit path: one text again and again, a cache that holds all of it
+    if args.distinct:  # the miss path: first sightings only, a new cache each rep
+        from corpustok.pretokenize import split
+        warm = corpus_sample(1)
+        seen = {c for line in warm for c in split(line, tok.pretokenizer)}
+        firsts = []
+        for line in corpus_sample(args.mb, skip_mb=1):
+            for c in split(line, tok.pretokenizer):
+                word = c[1:] if c[:1] == " " else c  # kept: what "\n"-joined splits again
+                if word and not any(x.isspace() for x in word) and c not in seen:
+                    seen.add(c)
+                    firsts.append(c)
+        batch = utf8_batch(["\n".join(firsts[k:k + 100]) for k in range(0, len(firsts), 100)])
+        batches = [batch] * args.reps
+        tok.encode_arrays(utf8_batch(warm))
+
+        def encode(b):
+            tok._local.__dict__.clear()
+            tok.encode_arrays(b)
+    elif args.same:  # the hit path: one text again and again, a cache that holds all of it
         from corpustok.kernels.bpe_cache import chunk_cache
         tok._local.cache = chunk_cache(1 << 16)
         batches = [utf8_batch(corpus_sample(args.mb))] * args.reps
         tok.encode_arrays(batches[0])
+        encode = tok.encode_arrays
     else:
         batches = [utf8_batch(corpus_sample(args.mb, skip_mb=1 + args.mb * k))
                    for k in range(args.reps)]
         tok.encode_arrays(utf8_batch(corpus_sample(1)))
+        encode = tok.encode_arrays
     t0 = time.clock_gettime(time.CLOCK_MONOTONIC)
     for b in batches:
-        tok.encode_arrays(b)
+        encode(b)
     t1 = time.clock_gettime(time.CLOCK_MONOTONIC)
     import gc
     funcs = {}
@@ -71,7 +94,7 @@ def child(args, out):
     for k, a in enumerate(starts):
         size = min(starts[k + 1] - a if k + 1 < len(starts) else 65536, 65536)
         (out / f"{a}.bin").write_bytes(ctypes.string_at(a, size))
-    mb = args.mb * args.reps
+    mb = sum(len(b.data) for b in batches) / 1e6
     (out / "run.json").write_text(json.dumps({"window": [t0, t1], "mb_per_s": mb / (t1 - t0),
                                               "functions": {str(a): funcs[a] for a in starts}}))
 
@@ -108,6 +131,8 @@ def main():
     ap.add_argument("--annotate", help="a function name (substring) to disassemble")
     ap.add_argument("--same", action="store_true",
                     help="encode one sample again and again, every chunk cached (the hit path)")
+    ap.add_argument("--distinct", action="store_true",
+                    help="encode only first sightings, a new cache each rep (the miss path)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -118,7 +143,8 @@ def main():
         subprocess.run(["perf", "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
                         "-F", "4000", "-o", str(out / "perf.data"), sys.executable, __file__,
                         args.tokenizer, "--mb", str(args.mb), "--reps", str(args.reps),
-                        "--corpus", args.corpus, "--child", str(out)] + ["--same"] * args.same,
+                        "--corpus", args.corpus, "--child", str(out)]
+                       + ["--same"] * args.same + ["--distinct"] * args.distinct,
                        env=env, check=True)
         run = json.loads((out / "run.json").read_text())
         funcs = {int(a): name for a, name in run["functions"].items()}
