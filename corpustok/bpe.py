@@ -22,7 +22,7 @@ from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
                                   WholeTextEncoder)
 from corpustok.kernels.bpe_decode import expand_ids, stitch_text
-from corpustok.kernels.bpe_cache import chunk_cache
+from corpustok.kernels.bpe_cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.bpe_encode import encode_docs
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
@@ -199,11 +199,38 @@ class BytePairTokenizer:
         return ids
 
     def _cache(self):
-        """This thread's chunk cache: flat arrays the kernel reads and fills."""
+        """This thread's chunk cache: flat arrays the kernel reads and fills, seeded with
+        the vocabulary (:meth:`_seed`)."""
         c = getattr(self._local, "cache", None)
         if c is None:
             c = self._local.cache = chunk_cache(self._cache_size)
+            seed = self._seed()
+            self._encode(seed.data, seed.offsets, False, True)
         return c
+
+    def _seed(self):
+        """The vocabulary's tokens as a batch of texts, encoded into every new cache: a
+        chunk that is a whole token (about one first sighting in eight on English text, one
+        in five under o200k, the longest merges) then hits from the start, as gigatoken
+        seeds its cache. Tokens of 2 to :data:`FAST_KEY` bytes of well-formed UTF-8, as
+        many as the fast part has entries, the lowest ids (the most frequent merges) last, so
+        that they win the sets they share; about 0.05 s (GPT-2) to 0.1 s (o200k) a cache.
+        The cache stays a memo: a seeded entry is what encoding its text gives."""
+        batch = getattr(self, "_seed_batch", None)
+        if batch is None:
+            plain = np.flatnonzero(self._exists & ~self._is_special)
+            text, off = self._decode_arrays(plain.astype(np.int32),
+                                            np.arange(len(plain) + 1, dtype=np.int64))
+            text = text.tobytes()
+            keep = []
+            for k in range(len(plain)):
+                piece = text[off[k]:off[k + 1]]
+                if 2 <= len(piece) <= FAST_KEY and b"\xef\xbf\xbd" not in piece:
+                    keep.append(piece)
+                    if len(keep) == FAST_PER_SLOT * self._cache_size:
+                        break
+            batch = self._seed_batch = utf8_batch(keep[::-1])
+        return batch
 
     # ---- training and interchange -----------------------------------------------------------
     @classmethod

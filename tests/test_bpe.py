@@ -191,6 +191,27 @@ def test_gpt2_sample_matches_hf_and_tiktoken(gpt2, hf_gpt2):
     assert all(gpt2.decode(ids) == t for ids, t in zip(ours, lines))
 
 
+def seed_texts(tok):
+    batch = tok._seed()
+    data, off = batch.data.tobytes(), batch.offsets
+    return [data[off[k]:off[k + 1]].decode("utf-8") for k in range(len(off) - 1)]
+
+
+def test_seeded_cache_serves_what_tiktoken_encodes(gpt2):
+    """Every new cache is seeded with the vocabulary's short tokens, the lowest ids last; the
+    seeded entries give tiktoken's encoding of those texts, and a cache of eight fast
+    entries is seeded with the eight lowest-id tokens only."""
+    texts = seed_texts(gpt2)
+    assert len(texts) > 40_000 and all(2 <= len(t.encode()) <= 15 for t in texts)
+    assert gpt2.encode_batch(texts).to_pylist() == \
+        tiktoken_gpt2().encode_ordinary_batch(texts, num_threads=1)
+    small = BytePairTokenizer.__new__(BytePairTokenizer)
+    small.__setstate__(gpt2.__getstate__() | {"cache_size": 1})  # as a pickle restores it
+    assert seed_texts(small) == texts[-8:]
+    assert small.encode_batch(texts[-100:]).to_pylist() == \
+        gpt2.encode_batch(texts[-100:]).to_pylist()
+
+
 def test_gpt2_shared_corpus_sample(gpt2, hf_gpt2, shared_data):
     lines = corpus_lines(150_000)
     ours = gpt2.encode_batch(lines).to_pylist()
