@@ -155,7 +155,7 @@ def _prefetch_pair(slots, a, b):
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _order(grid, slots, a, b):
     """:func:`_rank` of ``(a, b)`` through the grid when both ids are below :data:`GRID`."""
-    if (a | b) < GRID:
+    if (a | b) >> GRID_BITS == 0:
         v = grid[np.int64(a) << GRID_BITS | np.int64(b)]
         return np.int64(v) if v >= 0 else NO_RANK
     return _rank(slots, a, b)
@@ -164,7 +164,7 @@ def _order(grid, slots, a, b):
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _prefetch_order(grid, slots, a, b):
     """Start fetching the line :func:`_order` will read for ``(a, b)``."""
-    if (a | b) < GRID:
+    if (a | b) >> GRID_BITS == 0:
         prefetch(grid, np.int64(a) << GRID_BITS | np.int64(b))
     else:
         _prefetch_pair(slots, a, b)
@@ -274,12 +274,12 @@ def _heap_pop(heap, size):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _set_pair(ids, nxt, n, k, slots, rank, heap, size):
+def _set_pair(ids, nxt, n, k, pairs, rank, heap, size):
     """Look up the pair starting at live position ``k`` and push it when the merges hold it."""
     q = nxt[k]
     rank[k] = STALE
     if q < n:
-        r = _rank(slots, ids[k], ids[q])
+        r = _order(pairs[3], pairs[0], ids[k], ids[q])
         if r != NO_RANK:
             rank[k] = r
             size = _heap_push(heap, size, (r << 32) | k)
@@ -307,11 +307,11 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
     sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
-    slots, new_of_rank = pairs[0], pairs[1]
+    new_of_rank = pairs[1]
     size = 0
     _link(nxt, prv, n)
     for k in range(n):
-        size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
+        size = _set_pair(ids, nxt, n, k, pairs, rank, heap, size)
     while size > 0:
         item, size = _heap_pop(heap, size)
         k = item & LOW32
@@ -325,9 +325,9 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
         nxt[k] = r
         if r < n:
             prv[r] = k
-        size = _set_pair(ids, nxt, n, k, slots, rank, heap, size)
+        size = _set_pair(ids, nxt, n, k, pairs, rank, heap, size)
         if prv[k] >= 0:
-            size = _set_pair(ids, nxt, n, prv[k], slots, rank, heap, size)
+            size = _set_pair(ids, nxt, n, prv[k], pairs, rank, heap, size)
     return _compact(ids, nxt, n)
 
 
@@ -352,11 +352,11 @@ def bucket_work(n, values):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _repair(ids, n, k, slots, rank, extra_pos, extra_next, extra_head, used, j):
+def _repair(ids, n, k, pairs, rank, extra_pos, extra_next, extra_head, used, j):
     """Set ``rank[k]`` to the order value of the pair at live position ``k`` (whose right
     neighbour is ``j``) and file ``k`` under it (a later entry of the bucket); returns
     ``(value or -1, entries used)``."""
-    r = NO_RANK if j >= n else _rank(slots, ids[k], ids[j])
+    r = NO_RANK if j >= n else _order(pairs[3], pairs[0], ids[k], ids[j])
     if r == NO_RANK:
         rank[k] = STALE
         return -1, used
@@ -371,7 +371,7 @@ def _repair(ids, n, k, slots, rank, extra_pos, extra_next, extra_head, used, j):
 def _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi):
     """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
     (the leftmost-first rule); returns ``(entries used, highest value filed)``."""
-    slots, new_of_rank = pairs[0], pairs[1]
+    new_of_rank = pairs[1]
     extra_pos, extra_next, extra_head = extra
     while prv[k] >= 0 and rank[prv[k]] == v:  # to the chain's left end
         k = prv[k]
@@ -385,11 +385,11 @@ def _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi):
         if r < n:
             prv[r] = k
         nk = rank[r] if r < n else STALE  # the chain goes on at r if r's pair is of v
-        got, used = _repair(ids, n, k, slots, rank, extra_pos, extra_next, extra_head, used, r)
+        got, used = _repair(ids, n, k, pairs, rank, extra_pos, extra_next, extra_head, used, r)
         hi = max(hi, got)
         p = prv[k]
         if p >= 0:
-            got, used = _repair(ids, n, p, slots, rank, extra_pos, extra_next, extra_head,
+            got, used = _repair(ids, n, p, pairs, rank, extra_pos, extra_next, extra_head,
                                 used, k)
             hi = max(hi, got)
         if nk != v:
@@ -413,13 +413,13 @@ def merge_buckets(ids, n, pairs, rank, nxt, prv, ends, order, extra_pos, extra_n
     pairs merging made, filed in the linked ``extra_*`` entries and walked with a second
     pointer as far ahead, prefetching too; an entry whose position no longer holds a pair of
     that value is skipped. Work arrays of :func:`bucket_work`."""
-    slots = pairs[0]
+    slots, grid = pairs[0], pairs[3]
     _link(nxt, prv, n)
     values = len(extra_head)
     lo = values
     hi = -1
     for k in range(n):  # the initial pairs, counted by value
-        r = NO_RANK if k + 1 >= n else _rank(slots, ids[k], ids[k + 1])
+        r = NO_RANK if k + 1 >= n else _order(grid, slots, ids[k], ids[k + 1])
         if r == NO_RANK:
             rank[k] = STALE
             continue
