@@ -15,6 +15,7 @@ from numba import njit
 import corpustok
 from corpustok import reference, ube
 from corpustok.bpe import BytePairTokenizer
+from corpustok.kernels.bpe_cache import FAST_PER_SLOT
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, GRID, bucket_work, build_pair_table,
                                          long_work, merge_buckets, merge_long, merge_short)
 from corpustok.kernels.prefetch import prefetch
@@ -199,15 +200,15 @@ def seed_texts(tok):
 
 def test_seeded_cache_serves_what_tiktoken_encodes(gpt2):
     """Every new cache is seeded with the vocabulary's short tokens, the lowest ids last; the
-    seeded entries give tiktoken's encoding of those texts, and a cache of eight fast
-    entries is seeded with the eight lowest-id tokens only."""
+    seeded entries give tiktoken's encoding of those texts, and a cache of one general slot
+    (FAST_PER_SLOT fast entries) is seeded with that many lowest-id tokens only."""
     texts = seed_texts(gpt2)
     assert len(texts) > 40_000 and all(2 <= len(t.encode()) <= 15 for t in texts)
     assert gpt2.encode_batch(texts).to_pylist() == \
         tiktoken_gpt2().encode_ordinary_batch(texts, num_threads=1)
     small = BytePairTokenizer.__new__(BytePairTokenizer)
     small.__setstate__(gpt2.__getstate__() | {"cache_size": 1})  # as a pickle restores it
-    assert seed_texts(small) == texts[-8:]
+    assert seed_texts(small) == texts[-FAST_PER_SLOT:]
     assert small.encode_batch(texts[-100:]).to_pylist() == \
         gpt2.encode_batch(texts[-100:]).to_pylist()
 
