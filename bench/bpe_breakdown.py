@@ -10,8 +10,8 @@ Stages are measured by running the real kernels on the same text in ways that is
 - **misses**: a cold encode with caches of one slot on the full text, minus the all-hit figure
   per chunk, per missed chunk (merging: symbol mapping, pair lookups, the merge loop);
 - **all hits, whole text**: the full text encoded again with a cache large enough for all its
-  chunks (2**17 slots, 40 MB): the hit path waiting on memory, as gigatoken's same-text row;
-- **as run**: the default encode on the full text (12% of GPT-2's shared-mix chunks occur once
+  chunks (2**16 slots, 66 MB): the hit path waiting on memory, as gigatoken's same-text row;
+- **as run**: the default encode on the full text, a new (seeded) cache each run (12% of GPT-2's shared-mix chunks occur once
   in 7 MB, so misses are a floor no cache size removes).
 
 CPU time medians of ``--runs`` (default 5), one thread. Beside them, what can be timed of
@@ -43,10 +43,14 @@ from corpustok.pretokenize import pattern_named, split_arrays  # noqa: E402
 from corpustok.split_pattern import compile_pattern  # noqa: E402
 
 
-def cpu_median(fn, runs):
+def cpu_median(fn, runs, setup=lambda: None):
+    """Median CPU time of ``fn`` over ``runs`` after one untimed call, ``setup`` (untimed)
+    before each."""
+    setup()
     fn()
     times = []
     for _ in range(runs):
+        setup()
         t = time.process_time()
         fn()
         times.append(time.process_time() - t)
@@ -91,13 +95,12 @@ def main():
     rep_split = cpu_median(lambda: split_arrays(repeated.data, repeated.offsets,
                                                 tok.pretokenizer), args.runs) / rep_chunks
     hit = hit_total - rep_split - count * rep_bytes / rep_chunks
-    with_cache(tok, 1 << 17)
+    with_cache(tok, 1 << 16)
     whole_hits = cpu_median(lambda: tok.encode_arrays(batch), args.runs) / nchunks
     with_cache(tok, 1)
     cold = cpu_median(lambda: tok.encode_arrays(batch), args.runs) / nchunks
-    with_cache(tok, tok._cache_size)
-    as_run = cpu_median(lambda: with_cache(tok, tok._cache_size).encode_arrays(batch),
-                        args.runs)
+    as_run = cpu_median(lambda: tok.encode_arrays(batch), args.runs,
+                        setup=lambda: (tok._local.__dict__.clear(), tok._cache()))
     distinct = len({bytes(batch.data[a:e]) for a, e in
                     zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist())})
     miss = cold - hit_total
