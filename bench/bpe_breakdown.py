@@ -11,8 +11,8 @@ Stages are measured by running the real kernels on the same text in ways that is
   per chunk, per missed chunk (merging: symbol mapping, pair lookups, the merge loop);
 - **all hits, whole text**: the full text encoded again with a cache large enough for all its
   chunks (2**16 slots, 66 MB): the hit path waiting on memory, as gigatoken's same-text row;
-- **as run**: the default encode on the full text, a new (seeded) cache each run (12% of GPT-2's shared-mix chunks occur once
-  in 7 MB, so misses are a floor no cache size removes).
+- **as run**: the default encode on the full text, a new (seeded) cache each run (12% of
+  GPT-2's shared-mix chunks occur once in 7 MB, so misses are a floor no cache size removes).
 
 CPU time medians of ``--runs`` (default 5), one thread. Beside them, what can be timed of
 gigatoken from outside (when installed): its encode of new text, of the same text again (every
@@ -58,7 +58,7 @@ def cpu_median(fn, runs, setup=lambda: None):
 
 
 def with_cache(tok, slots):
-    tok._local.cache = chunk_cache(slots)  # this thread's cache, for this measurement only
+    tok._caches.use(chunk_cache(slots))  # this thread's cache, for this measurement only
     return tok
 
 
@@ -100,7 +100,7 @@ def main():
     with_cache(tok, 1)
     cold = cpu_median(lambda: tok.encode_arrays(batch), args.runs) / nchunks
     as_run = cpu_median(lambda: tok.encode_arrays(batch), args.runs,
-                        setup=lambda: (tok._local.__dict__.clear(), tok._cache()))
+                        setup=lambda: (tok._caches.use(None), tok._cache()))
     distinct = len({bytes(batch.data[a:e]) for a, e in
                     zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist())})
     miss = cold - hit_total

@@ -12,7 +12,6 @@ split, and then encode, differently from them. Everything else gives their ids e
 import json
 import os
 import re
-import threading
 
 import numpy as np
 import pyarrow as pa
@@ -21,8 +20,8 @@ from corpustok import FILE_FORMAT
 from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
                                   WholeTextEncoder)
+from corpustok.chunk_caches import ChunkCaches
 from corpustok.kernels.bpe_decode import expand_ids, stitch_text
-from corpustok.kernels.bpe_cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.bpe_encode import encode_docs
 from corpustok.kernels.bpe_merge import build_pair_table
 from corpustok.kernels.substrate_codec import decode_symbols
@@ -93,11 +92,9 @@ class BytePairTokenizer:
             if s not in vocab:
                 raise ValueError(f"special token {s!r} is not in the vocabulary; add it to "
                                  "vocab with its id")
-        if cache_size < 1 or cache_size & (cache_size - 1):
-            raise ValueError(f"cache_size must be a power of two, got {cache_size}")
+        self._caches = ChunkCaches(cache_size)
         self._vocab = vocab if owned else dict(vocab)
         self._specials = specials
-        self._cache_size = cache_size
         self._exists = np.zeros(ids.max(initial=-1) + 1, bool)
         self._exists[ids] = True
         if np.count_nonzero(self._exists) < len(ids):
@@ -122,7 +119,6 @@ class BytePairTokenizer:
         self._whole_chunks = bool(whole_chunks)
         self._whole = whole_chunk_table(self._tok_sym, self._tok_off, plain & self._whole_chunks,
                                         self._sym_id, self._pairs)
-        self._local = threading.local()
         self._pools = ThreadPools()
 
     # ---- construction ------------------------------------------------------------------------
@@ -199,38 +195,14 @@ class BytePairTokenizer:
         return ids
 
     def _cache(self):
-        """This thread's chunk cache: flat arrays the kernel reads and fills, seeded with
-        the vocabulary (:meth:`_seed`)."""
-        c = getattr(self._local, "cache", None)
-        if c is None:
-            c = self._local.cache = chunk_cache(self._cache_size)
-            seed = self._seed()
-            self._encode(seed.data, seed.offsets, False, True)
-        return c
+        """This thread's chunk cache, seeded with the vocabulary (:mod:`corpustok.chunk_caches`)."""
+        return self._caches.get(self._token_texts, lambda b: self._encode(b.data, b.offsets,
+                                                                         False, True))
 
-    def _seed(self):
-        """The vocabulary's tokens as a batch of texts, encoded into every new cache: a
-        chunk that is a whole token (about one first sighting in eight on English text, one
-        in five under o200k, the longest merges) then hits from the start, as gigatoken
-        seeds its cache. Tokens of 2 to :data:`FAST_KEY` bytes of well-formed UTF-8, as
-        many as the fast part has entries, the lowest ids (the most frequent merges) last, so
-        that they win the sets they share; about 0.05 s (GPT-2) to 0.1 s (o200k) a cache.
-        The cache stays a memo: a seeded entry is what encoding its text gives."""
-        batch = getattr(self, "_seed_batch", None)
-        if batch is None:
-            plain = np.flatnonzero(self._exists & ~self._is_special)
-            text, off = self._decode_arrays(plain.astype(np.int32),
-                                            np.arange(len(plain) + 1, dtype=np.int64))
-            text = text.tobytes()
-            keep = []
-            for k in range(len(plain)):
-                piece = text[off[k]:off[k + 1]]
-                if 2 <= len(piece) <= FAST_KEY and b"\xef\xbf\xbd" not in piece:
-                    keep.append(piece)
-                    if len(keep) == FAST_PER_SLOT * self._cache_size:
-                        break
-            batch = self._seed_batch = utf8_batch(keep[::-1])
-        return batch
+    def _token_texts(self):
+        plain = np.flatnonzero(self._exists & ~self._is_special).astype(np.int32)
+        text, offsets = self._decode_arrays(plain, np.arange(len(plain) + 1, dtype=np.int64))
+        return text.tobytes(), offsets
 
     # ---- training and interchange -----------------------------------------------------------
     @classmethod
@@ -375,13 +347,13 @@ class BytePairTokenizer:
             raise ValueError(f"{vocab_json} + {merges_txt}: {e}") from None
 
     def __getstate__(self):
-        return self.to_dict() | {"cache_size": self._cache_size}
+        return self.to_dict() | {"cache_size": self._caches.size}
 
     def __setstate__(self, d):
         d = dict(d)
         size = d.pop("cache_size", DEFAULT_CACHE_SIZE)
         other = type(self).from_dict(d)
-        other._cache_size = size
+        other._caches = ChunkCaches(size)
         self.__dict__.update(other.__dict__)
 
     # ---- vocabulary -------------------------------------------------------------------------

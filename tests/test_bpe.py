@@ -192,8 +192,8 @@ def test_gpt2_sample_matches_hf_and_tiktoken(gpt2, hf_gpt2):
     assert all(gpt2.decode(ids) == t for ids, t in zip(ours, lines))
 
 
-def seed_texts(tok):
-    batch = tok._seed()
+def seeded(tok):
+    batch = tok._caches.seed(tok._token_texts)
     data, off = batch.data.tobytes(), batch.offsets
     return [data[off[k]:off[k + 1]].decode("utf-8") for k in range(len(off) - 1)]
 
@@ -202,15 +202,20 @@ def test_seeded_cache_serves_what_tiktoken_encodes(gpt2):
     """Every new cache is seeded with the vocabulary's short tokens, the lowest ids last; the
     seeded entries give tiktoken's encoding of those texts, and a cache of one general slot
     (FAST_PER_SLOT fast entries) is seeded with that many lowest-id tokens only."""
-    texts = seed_texts(gpt2)
+    texts = seeded(gpt2)
     assert len(texts) > 40_000 and all(2 <= len(t.encode()) <= 15 for t in texts)
-    assert gpt2.encode_batch(texts).to_pylist() == \
-        tiktoken_gpt2().encode_ordinary_batch(texts, num_threads=1)
+    assert not any("\ufffd" in t for t in texts)  # no token that is part of a character
+    got = gpt2.encode_batch(texts).to_pylist()
+    assert got == tiktoken_gpt2().encode_ordinary_batch(texts, num_threads=1)
+    whole = [ids[0] for ids in got if len(ids) == 1]  # the texts that are their own token
+    assert len(whole) > 0.9 * len(texts) and whole == sorted(whole, reverse=True)
     small = BytePairTokenizer.__new__(BytePairTokenizer)
     small.__setstate__(gpt2.__getstate__() | {"cache_size": 1})  # as a pickle restores it
-    assert seed_texts(small) == texts[-FAST_PER_SLOT:]
+    assert seeded(small) == texts[-FAST_PER_SLOT:]
     assert small.encode_batch(texts[-100:]).to_pylist() == \
         gpt2.encode_batch(texts[-100:]).to_pylist()
+    with pytest.raises(ValueError, match="cache_size must be a power of two, got 3"):
+        BytePairTokenizer(gpt2.vocab, gpt2.merges, "utf8", ["<|endoftext|>"], cache_size=3)
 
 
 def test_gpt2_shared_corpus_sample(gpt2, hf_gpt2, shared_data):

@@ -62,11 +62,11 @@ def child(args, out):
         tok.encode_arrays(utf8_batch(warm))
 
         def encode(b):
-            tok._local.__dict__.clear()
+            tok._caches.use(None)
             tok.encode_arrays(b)
     elif args.same:  # the hit path: one text again and again, a cache that holds all of it
         from corpustok.kernels.bpe_cache import chunk_cache
-        tok._local.cache = chunk_cache(1 << 16)
+        tok._caches.use(chunk_cache(1 << 16))
         batches = [utf8_batch(corpus_sample(args.mb))] * args.reps
         tok.encode_arrays(batches[0])
         encode = tok.encode_arrays
@@ -92,11 +92,22 @@ def child(args, out):
                             funcs[address] = fn.name
     starts = sorted(funcs)
     for k, a in enumerate(starts):
-        size = min(starts[k + 1] - a if k + 1 < len(starts) else 65536, 65536)
+        size = min(starts[k + 1] - a if k + 1 < len(starts) else 65536, 65536,
+                   _mapped_end(a) - a)  # never read past the mapping: the next may be absent
         (out / f"{a}.bin").write_bytes(ctypes.string_at(a, size))
     mb = sum(len(b.data) for b in batches) / 1e6
     (out / "run.json").write_text(json.dumps({"window": [t0, t1], "mb_per_s": mb / (t1 - t0),
                                               "functions": {str(a): funcs[a] for a in starts}}))
+
+
+def _mapped_end(address):
+    """The end of this process's memory mapping that holds ``address``."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            start, end = (int(x, 16) for x in line.split()[0].split("-"))
+            if start <= address < end:
+                return end
+    return address
 
 
 def short_name(mangled):
