@@ -24,6 +24,7 @@ from corpustok.chunk_caches import ChunkCaches
 from corpustok.kernels.bpe_decode import expand_ids, stitch_text
 from corpustok.kernels.bpe_encode import encode_docs
 from corpustok.kernels.bpe_merge import build_pair_table
+from corpustok.kernels.bpe_premerge import premerge_table
 from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.kernels.token_table import token_splits
 from corpustok.nfc import NfcStream, nfc_batch
@@ -116,6 +117,7 @@ class BytePairTokenizer:
             self._merges = None
         else:
             self._build_merges(merges, strings)
+        self._pre = premerge_table(self._pairs)
         self._whole_chunks = bool(whole_chunks)
         self._whole = whole_chunk_table(self._tok_sym, self._tok_off, plain & self._whole_chunks,
                                         self._sym_id, self._pairs)
@@ -400,7 +402,7 @@ class BytePairTokenizer:
             data = data.view()
             data.setflags(write=False)
         offsets = np.array(offsets, np.int64)
-        model = (self._code, self._split, self._sym_id, self._pairs, self._whole)
+        model = (self._code, self._split, self._sym_id, self._pairs, self._whole, self._pre)
         return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final)
 

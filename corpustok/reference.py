@@ -178,6 +178,55 @@ def merge_pair(ids, a, b, new):
     return out
 
 
+def premerge(ids, ranks, rounds=1, below=None):
+    """``ids`` with the pairs BPE provably merges before anything else touches their tokens
+    merged, in ``rounds`` passes at most (the encoder runs one: ``kernels/bpe_premerge.py``);
+    BPE on the result equals BPE on ``ids``. ``ranks`` as for
+    :func:`merge_ids`. A pair of rank ``r`` qualifies when every pair holding the token it
+    makes, every pair that could join its left token to what ends as the token before it ends
+    and every pair that could join its right token to what starts as the token after it
+    starts rank above ``r``; tokens end and start in base tokens, those no pair makes. With
+    ``below`` (the kernel's table size), a pair next to or of an id from ``below`` up never
+    qualifies."""
+    made = {new for _, new in ranks.values()}
+    ends = {x: (x, x) for pair in ranks for x in pair if x not in made}  # first, last base id
+    ends |= {x: (x, x) for x in ids if x not in made}
+    changed = True
+    while changed:
+        changed = False
+        for (a, b), (_, t) in ranks.items():
+            if t not in ends and a in ends and b in ends:
+                ends[t] = (ends[a][0], ends[b][1])
+                changed = True
+
+    def lowest(holds):
+        return min((r for pair, (r, _) in ranks.items() if holds(*pair)), default=float("inf"))
+
+    def qualifies(i):
+        if below is not None and max(ids[max(i - 1, 0):i + 3]) >= below:
+            return False
+        (x, y), (r, t) = ids[i:i + 2], ranks[tuple(ids[i:i + 2])]
+        before = ends[ids[i - 1]][1] if i > 0 else None
+        after = ends[ids[i + 2]][0] if i + 2 < len(ids) else None
+        return (lowest(lambda a, b: t in (a, b)) > r
+                and lowest(lambda a, b: b == x and a in ends and ends[a][1] == before) > r
+                and lowest(lambda a, b: a == y and b in ends and ends[b][0] == after) > r)
+
+    for _ in range(rounds):
+        out, i = [], 0
+        while i < len(ids):
+            if tuple(ids[i:i + 2]) in ranks and qualifies(i):
+                out.append(ranks[tuple(ids[i:i + 2])][1])
+                i += 2
+            else:
+                out.append(ids[i])
+                i += 1
+        if len(out) == len(ids):
+            break
+        ids = out
+    return list(ids)
+
+
 def merge_ranks(vocab, merges):
     """``{(left_id, right_id): (rank, merged_id)}`` of a vocabulary and its merge list (a
     pair listed twice keeps its first rank)."""

@@ -1,6 +1,6 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
-A model is the tuple ``(substrate, split, sym_id, pairs, whole)`` built once per vocabulary:
+A model is the tuple ``(substrate, split, sym_id, pairs, whole, pre)`` built once per vocabulary:
 ``split`` is the pre-tokenizer's program (:mod:`corpustok.kernels.split`), ``whole`` the token
 table ``(slots, tok_sym, tok_off)`` of :mod:`corpustok.kernels.token_table` when a chunk that is
 itself a token is emitted whole (tiktoken's rule, HF's ``ignore_merges``), holding only the
@@ -8,7 +8,9 @@ tokens merging does not reach (``unmergeable``; empty ``slots`` when there are n
 every rank file we know, or without the rule), ``sym_id`` maps the 512 base symbols (see
 :mod:`corpustok.kernels.substrate_codec`) to token ids (-1 when the vocabulary lacks the
 symbol; such symbols are skipped, as HF's BPE model without an unknown token skips them), and
-``pairs`` is the open-addressing pair table of :func:`corpustok.kernels.bpe_merge.build_pair_table`.
+``pairs`` is the open-addressing pair table of :func:`corpustok.kernels.bpe_merge.build_pair_table`
+and ``pre`` its pre-merge table (:mod:`corpustok.kernels.bpe_premerge`: a new chunk's merges
+that provably come first, in one pass before the merge loop).
 Merging applies the lowest-rank pair first, the leftmost on ties, which is exactly HF's
 ``Word::merge_all`` and GPT-2's ``bpe()``.
 
@@ -31,6 +33,7 @@ from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KE
                                          general_put, line_get, line_key, line_put, same_bytes)
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
+from corpustok.kernels.bpe_premerge import premerge
 from corpustok.kernels.hugepages import advise_huge_pages
 from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split_fast import split_some
@@ -177,14 +180,14 @@ def encode_long_chunk(data, s, e, model, out, j):
     It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
     is compiled without NRT too, and its work arrays are never freed.
     """
-    substrate, _, sym_id, pairs, whole = model
+    substrate, _, sym_id, pairs, whole, pre = model
     if len(whole[0]):
         t = _whole_token(data, s, e, substrate, whole, np.empty(4 * (e - s), np.int64))
         if t >= 0:
             out[j] = t
             return 1
     ids = out[j:]
-    n = chunk_symbols(data, s, e, substrate, sym_id, ids)
+    n = premerge(ids, chunk_symbols(data, s, e, substrate, sym_id, ids), pre, pairs[1])
     if n >= BUCKET_MIN and pairs[2] > 0:
         return merge_buckets(ids, n, pairs, *bucket_work(n, pairs[2]))
     rank, nxt, prv, heap = long_work(n)
@@ -198,7 +201,7 @@ def _merge_chunk(model, work, data, s, e, out, j):
     :func:`merge_long` in its arrays (``work[4]``); returns their count, or -1 for a chunk
     of more than :data:`WORK` bytes or :data:`LONG` symbols (then :func:`encode_long_chunk`).
     O(m^2) for m <= 48 symbols, O(m log m) above."""
-    substrate, _, sym_id, pairs, whole = model
+    substrate, _, sym_id, pairs, whole, pre = model
     ids, rank = work[0], work[1]
     if e - s > WORK:
         return -1
@@ -210,6 +213,7 @@ def _merge_chunk(model, work, data, s, e, out, j):
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     if n > LONG:
         return -1
+    n = premerge(ids, n, pre, pairs[1])
     if n > SHORT:
         l_rank, nxt, prv, heap = work[4]
         n = merge_long(ids, n, pairs, l_rank, nxt, prv, heap)

@@ -18,6 +18,7 @@ from corpustok.bpe import BytePairTokenizer
 from corpustok.kernels.bpe_cache import FAST_PER_SLOT
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, GRID, bucket_work, build_pair_table,
                                          long_work, merge_buckets, merge_long, merge_short)
+from corpustok.kernels.bpe_premerge import premerge, premerge_table
 from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
@@ -138,6 +139,115 @@ def test_merge_kernels_equal_gpt2_reference(case):
     m = merge_buckets(ids, n, pairs, *work)
     assert ids[:m].tolist() == want, "merge_buckets"
     assert (work[0] == -1).all()  # no position is left holding a pair to merge
+
+
+@st.composite
+def rank_cases(draw):
+    """Tokens over a small alphabet, each two earlier ones joined, ranked in a random order as
+    a rank file may rank them (a token made from a token ranked after it), every split of a
+    token into two tokens a pair of the token's rank (tiktoken's rule); and base ids."""
+    k = draw(st.integers(2, 4))
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    tokens = [(b,) for b in range(k)]
+    for _ in range(draw(st.integers(0, 25))):
+        t = rnd.choice(tokens) + rnd.choice(tokens)
+        if t not in tokens and len(t) <= 6:
+            tokens.append(t)
+    order = list(range(k, len(tokens)))
+    rnd.shuffle(order)
+    rank = dict(zip(range(k, len(tokens)), order))
+    index = {t: i for i, t in enumerate(tokens)}
+    ranks = {(index[t[:c]], index[t[c:]]): (rank[i], i)
+             for i, t in enumerate(tokens) if i >= k
+             for c in range(1, len(t)) if t[:c] in index and t[c:] in index}
+    seq = draw(st.lists(st.integers(0, k - 1), max_size=60))
+    return ranks, seq
+
+
+def leftmost_lowest(ids, ranks):
+    """BPE by definition: merge the lowest-rank pair, the leftmost of equals, until none."""
+    ids = list(ids)
+    while True:
+        found = [(ranks[p][0], k) for k, p in enumerate(zip(ids, ids[1:])) if p in ranks]
+        if not found:
+            return ids
+        k = min(found)[1]
+        ids[k:k + 2] = [ranks[(ids[k], ids[k + 1])][1]]
+
+
+def premerge_tables(ranks):
+    pairs = list(ranks.items())
+    table = build_pair_table([p[0] for p, _ in pairs], [p[1] for p, _ in pairs],
+                             [v[1] for _, v in pairs], [v[0] for _, v in pairs])
+    return premerge_table(table), table[1]
+
+
+def kernel_premerge(ranks, seq, tables=None, rounds=1):
+    """The kernel's pass, ``rounds`` times or until one merges nothing."""
+    pre, new_of_rank = tables or premerge_tables(ranks)
+    ids = np.array(seq, np.int32)
+    n = len(seq)
+    for _ in range(rounds):
+        m = premerge(ids, n, pre, new_of_rank)
+        if m == n:
+            break
+        n = m
+    return ids[:n].tolist()
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.one_of(merge_cases(), rank_cases()))
+def test_premerge_keeps_bpe_exact(case):
+    """Pre-merging, then BPE, is BPE, for merges learned in order and for rank files, after
+    one pass (what the encoder runs) and after passes until one merges nothing (a sequence
+    of any tokens); the kernel pre-merges what the readable reference does."""
+    ranks, seq = case
+    want = leftmost_lowest(seq, ranks)
+    for rounds in (1, 8):
+        pre = reference.premerge(seq, ranks, rounds)
+        assert leftmost_lowest(pre, ranks) == want
+        assert kernel_premerge(ranks, seq, rounds=rounds) == pre
+
+
+def test_premerge_takes_what_comes_first_and_nothing_else():
+    a, b, c = 0, 1, 2
+    in_order = {(a, b): (0, 3), (b, c): (1, 4), (3, c): (2, 5)}
+    assert reference.premerge([a, b, c], in_order) == [3, c] == kernel_premerge(in_order, [a, b, c])
+    assert reference.premerge([a, b, c], in_order, 2) == [5] == \
+        kernel_premerge(in_order, [a, b, c], rounds=2)
+    # (b, c) ranks below (a, b): b goes right, not left
+    later = {(b, c): (0, 4), (a, b): (1, 3)}
+    assert reference.premerge([a, b, c], later) == [a, 4] == kernel_premerge(later, [a, b, c])
+    # the token (a, b) makes joins c at a rank below its own: pre-merging it could jump ahead
+    early = {(a, b): (1, 3), (3, c): (0, 5)}
+    assert reference.premerge([a, b, c], early) == [a, b, c] == kernel_premerge(early, [a, b, c])
+    # equal pairs side by side: neither is provably first
+    same = {(a, a): (0, 3)}
+    assert reference.premerge([a, a, a], same) == [a, a, a] == kernel_premerge(same, [a, a, a])
+    # an id beyond the table (as Tekken's bytes, after 1,000 specials) is never pre-merged,
+    # and its neighbours are not either: nothing bounds what it may join
+    far = {(a, b): (0, 3), (GRID, a): (1, GRID + 1)}
+    assert kernel_premerge(far, [a, b]) == [3]
+    assert kernel_premerge(far, [GRID, a, b]) == [GRID, a, b] == \
+        reference.premerge([GRID, a, b], far, below=GRID)
+
+
+def test_premerge_on_gpt2_chunks_matches_the_reference():
+    """On real chunks the pass merges a good share of the pairs, as the reference does."""
+    tok = BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
+    ranks = {tuple(p): (r, tok.token_to_id(tok.id_to_token(p[0]) + tok.id_to_token(p[1])))
+             for r, p in enumerate(tok._merges.tolist())}
+    tables = premerge_tables(ranks)
+    merged = total = 0
+    for k, chunk in enumerate(regex.findall(GPT2_PATTERN, SAMPLE[:2000])):
+        seq = [int(tok._sym_id[x]) for x in chunk.encode("utf-8")]
+        pre = kernel_premerge(ranks, seq, tables)
+        if k < 12:  # the reference reads every merge for each bound
+            assert pre == reference.premerge(seq, ranks, below=GRID), chunk
+        assert leftmost_lowest(pre, ranks) == tok.encode(chunk), chunk
+        merged += len(seq) - len(pre)
+        total += len(seq) - len(tok.encode(chunk))
+    assert merged > 0.3 * total
 
 
 def test_buckets_refused_where_a_merge_uses_a_later_token():
