@@ -346,7 +346,8 @@ def adversarial(ours, enc, hf):
     for name, make in cases.items():
         small, big = make(1 << 20), make(16 << 20)
         # Arrow out (what the pipeline writes): a list of 5 M Python ints would time tolist()
-        t1 = timed(lambda: ours.encode_batch([small]), 3)[1]
+        # 12-60 ms at 1 MB: more runs for a steady median
+        t1 = timed(lambda: ours.encode_batch([small]), 15)[1]
         t16 = timed(lambda: ours.encode_batch([big]), 3)[1]
         tt = timed(lambda: enc.encode_ordinary(small), 1)[1]
         th = timed(lambda: hf.encode(small), 1)[1]
