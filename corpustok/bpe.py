@@ -11,7 +11,6 @@ split, and then encode, differently from them. Everything else gives their ids e
 """
 import json
 import os
-import re
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +28,7 @@ from corpustok.kernels.substrate_codec import decode_symbols
 from corpustok.kernels.token_table import token_splits
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize import resolve
+from corpustok.special_matcher import special_matcher
 from corpustok.threads import ThreadPools, check_threads
 from corpustok.tokenizer_files import (VocabIds, check_dense_ids, gpt2_files, hf_bpe_model,
                                        is_id, merge_ids, read_json, short, string_list,
@@ -149,21 +149,7 @@ class BytePairTokenizer:
         self._sp_off = np.zeros(size + 1, np.int64)
         np.cumsum(sp_lengths, out=self._sp_off[1:])
         self._sym_id = np.array([self._vocab.get(s, -1) for s in SYMBOL_STRINGS], np.int32)
-        # special-token matcher: any order, the kernel keeps the longest match at a position
-        enc = [s.encode("utf-8", "surrogatepass") for s in specials]
-        sp_off = np.zeros(len(enc) + 1, np.int64)
-        np.cumsum([len(b) for b in enc], out=sp_off[1:])
-        sp_first = np.zeros(256, bool)
-        for b in enc:
-            if b:
-                sp_first[b[0]] = True
-        self._sp_match = (np.frombuffer(b"".join(enc) or b"\0", np.uint8),  # read-only either way
-                          sp_off, np.array([self._vocab[s] for s in specials], np.int32),
-                          sp_first)
-        self._sp_bytes = [b for b in enc if b]
-        by_length = sorted((s for s in specials if s), key=lambda s: -len(s.encode("utf-8",
-                                                                                 "surrogatepass")))
-        self._sp_regex = re.compile("|".join(map(re.escape, by_length))) if by_length else None
+        self._sp_match, self._sp_bytes, self._sp_regex = special_matcher(specials, self._vocab)
 
     def _build_merges(self, merges, strings=False):
         # One Numba hash pass over all merges; anything unusual goes to the checking loop for

@@ -14,11 +14,11 @@ BPE (lowest order value first, leftmost on ties) before anything touches ``X`` o
   learned merge after merge, checked pair by pair for rank files).
 
 Then BPE on the sequence with every such pair merged gives BPE's result on the sequence
-(``docs/decisions.md``, "BPE speed, ninth part"), whatever tokens it holds. Two such pairs never overlap: each would need a value below the other's. The
-three values of every pair of ids below :data:`corpustok.kernels.bpe_merge.GRID` are packed
-in one int64 of a dense table (:func:`premerge_table`); a pair with an id outside it is never
-merged and bounds its neighbours to nothing. On a chunk of base symbols one pass takes about
-half of the merges.
+(``docs/decisions.md``, "BPE speed, ninth part"), whatever tokens it holds. Two such pairs
+never overlap: each would need a value below the other's. The three values of every pair of
+ids below :data:`corpustok.kernels.bpe_merge.GRID` are packed in one int64 of a dense table
+(:func:`premerge_table`); a pair with an id outside it is never merged and bounds its
+neighbours to nothing. On a chunk of base symbols one pass takes about half of the merges.
 """
 import numpy as np
 from numba import njit
@@ -35,8 +35,8 @@ OUTSIDE = FREE  # a pair with an id outside the table: never merged, its neighbo
 @njit(nogil=True, cache=True)
 def _token_ends(left, right, made, top):
     """The first and last base token of every token (base: a token no pair makes; -1 for a
-    token no chain of pairs reaches from base tokens). Passes over the pairs until nothing
-    changes: one for merges learned in order, a few for rank files."""
+    token no chain of pairs reaches from base tokens). Passes over the pairs until one changes
+    nothing: two for merges learned in order, a few more for rank files."""
     first = np.full(top, -1, np.int64)
     is_made = np.zeros(top, np.bool_)
     for k in range(len(made)):
@@ -65,7 +65,8 @@ def premerge_table(pairs):
     (the bound when ``(a, b)`` is left of a candidate); and the lowest value of a pair
     ``(a, R)`` over tokens ``R`` starting with the symbol ``b`` starts with (the bound when
     it is right of one). Tokens are told apart by their first and last base token (a token
-    no pair makes)."""
+    no pair makes). Empty when no pair may be pre-merged (Tekken: its bytes are ids from
+    1,000 up), so that the pass costs nothing there."""
     slots, new_of_rank = pairs[0], pairs[1]
     used = slots[slots >= 0]
     value = used & ID_MASK
@@ -95,6 +96,8 @@ def premerge_table(pairs):
     np.minimum.at(lowest, right, value)
     own = np.full(GRID * GRID, FREE, np.int64)
     ok = (left < GRID) & (right < GRID) & (lowest[made] > value)
+    if not ok.any():
+        return np.empty(0, np.int64)
     own[left[ok] * GRID + right[ok]] = value[ok]
     a, b = np.divmod(np.arange(GRID * GRID), GRID)
     reached = (last[a] >= 0) & (first[b] >= 0)  # other tokens never appear in a chunk
@@ -119,8 +122,9 @@ def premerge(ids, n, pre, new_of_rank):
     """Merge in place every pair of ``ids[:n]`` that BPE provably merges before anything
     touches its tokens (see the module docstring); returns the new length. One pass, one
     table entry a symbol: O(n). A second pass would be exact too (the table covers every
-    pair below GRID), but on text it cost more than the merges it took."""
-    if n < 2:
+    pair below GRID), but on text it cost more than the merges it took. An empty ``pre``: no
+    pair may be pre-merged."""
+    if n < 2 or len(pre) == 0:
         return n
     m = 0
     i = 0

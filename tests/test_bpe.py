@@ -230,6 +230,10 @@ def test_premerge_takes_what_comes_first_and_nothing_else():
     assert kernel_premerge(far, [a, b]) == [3]
     assert kernel_premerge(far, [GRID, a, b]) == [GRID, a, b] == \
         reference.premerge([GRID, a, b], far, below=GRID)
+    # nothing that may be pre-merged (Tekken's case): an empty table, a pass that changes nothing
+    none = {(GRID, GRID + 1): (0, GRID + 2)}
+    assert len(premerge_tables(none)[0]) == 0
+    assert kernel_premerge(none, [GRID, GRID + 1]) == [GRID, GRID + 1]
 
 
 def test_premerge_on_gpt2_chunks_matches_the_reference():
