@@ -24,6 +24,8 @@ class Utf8Batch:
     when nothing is null. ``replaced``: per-document count of lone surrogates in Python
     ``str`` input that were replaced by U+FFFD before the kernel ran (None when there were
     none). ``binary``: the input was a binary column, so it may hold invalid UTF-8.
+    ``well_formed``: the bytes are known to be well-formed UTF-8 (made from Python ``str``
+    or checked); False when unknown (see :func:`is_well_formed`).
     """
 
     data: np.ndarray
@@ -31,6 +33,7 @@ class Utf8Batch:
     valid: Optional[np.ndarray]
     replaced: Optional[np.ndarray]
     binary: bool
+    well_formed: bool = False
 
     def __len__(self):
         return len(self.offsets) - 1
@@ -63,9 +66,12 @@ def replace_surrogates(s: str):
 def _from_pylist(texts) -> Utf8Batch:
     texts = list(texts)
     try:
-        return _from_arrow(pa.array(texts, type=pa.large_string()))
+        batch = _from_arrow(pa.array(texts, type=pa.large_string()))
     except (UnicodeEncodeError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         pass
+    else:  # Arrow encoded each str and refused any bytes that are not UTF-8
+        batch.well_formed = True
+        return batch
     # Slow path only for lists holding lone surrogates (JSON "\ud800" escapes), invalid
     # UTF-8 bytes (read by the kernels as a binary column is) or bad types.
     encoded = []
@@ -86,6 +92,21 @@ def _from_pylist(texts) -> Utf8Batch:
     batch.binary = binary
     batch.replaced = replaced if replaced.any() else None
     return batch
+
+
+def is_well_formed(batch: Utf8Batch) -> bool:
+    """Whether every document of ``batch`` is well-formed UTF-8: known from how it was made,
+    else checked by Arrow's validation of a string view of its buffers (about half the time
+    of the kernels' own count of replacements)."""
+    if batch.well_formed:
+        return True
+    view = pa.LargeStringArray.from_buffers(len(batch), pa.py_buffer(batch.offsets),
+                                            pa.py_buffer(batch.data))
+    try:
+        view.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def one_array(arr):

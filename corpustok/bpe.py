@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 
 from corpustok import FILE_FORMAT
-from corpustok._arrow import id_lists, list_array, string_array, utf8_batch
+from corpustok._arrow import (id_lists, is_well_formed, list_array, string_array,
+                              utf8_batch)
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
                                   WholeTextEncoder)
 from corpustok.chunk_caches import ChunkCaches
@@ -185,7 +186,7 @@ class BytePairTokenizer:
     def _cache(self):
         """This thread's chunk cache, seeded with the vocabulary (:mod:`corpustok.chunk_caches`)."""
         return self._caches.get(self._token_texts, lambda b: self._encode(b.data, b.offsets,
-                                                                         False, True))
+                                                                         False, True, True))
 
     def _token_texts(self):
         plain = np.flatnonzero(self._exists & ~self._is_special).astype(np.int32)
@@ -381,7 +382,7 @@ class BytePairTokenizer:
         return self._id_to_tok[i] if 0 <= i < len(self._id_to_tok) else None
 
     # ---- encoding ---------------------------------------------------------------------------
-    def _encode(self, data, offsets, recognize_special, final):
+    def _encode(self, data, offsets, recognize_special, final, well_formed):
         # One array signature for every caller (Arrow buffers are read-only, offsets of
         # streams are not): each extra signature costs seconds of compilation on a cold cache.
         if data.flags.writeable:
@@ -390,7 +391,8 @@ class BytePairTokenizer:
         offsets = np.array(offsets, np.int64)
         model = (self._code, self._split, self._sym_id, self._pairs, self._whole, self._pre)
         return encode_docs(data, offsets, model, self._cache(), self._sp_match,
-                           bool(recognize_special) and len(self._specials) > 0, final)
+                           bool(recognize_special) and len(self._specials) > 0, final,
+                           bool(well_formed))
 
     def encode_arrays(self, batch, *, recognize_special=False, threads=1):
         """One kernel call over a :class:`corpustok._arrow.Utf8Batch` (one per thread with
@@ -403,12 +405,12 @@ class BytePairTokenizer:
         if python_split:  # chunks in Python, then one kernel "doc" each
             chunks, starts, replaced = self._python_split.split_batch(
                 batch, self._sp_regex if recognize_special else None)
-            data, offsets = chunks.data, chunks.offsets
-        else:
-            data, offsets = batch.data, batch.offsets
+        text = chunks if python_split else batch
+        data, offsets = text.data, text.offsets
+        well_formed = is_well_formed(text)
 
         def part(offs):
-            ids, out, rep, _ = self._encode(data, offs, recognize_special, True)
+            ids, out, rep, _ = self._encode(data, offs, recognize_special, True, well_formed)
             return ids, out, rep
 
         ids, out, rep = self._pools.run(part, offsets, threads)

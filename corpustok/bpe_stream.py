@@ -52,7 +52,7 @@ class BpeStreamEncoder:
         held = self._held_from(data)
         ids, _, _, stop = self._tok._encode(np.frombuffer(data or b"\0", np.uint8),
                                             np.array([0, held], np.int64),
-                                            self._recognize, False)
+                                            self._recognize, False, True)
         rest = data[stop:]
         self._pieces, self._size = [rest], len(rest)
         self._wait = 2 * len(rest) if stop == 0 else 0
@@ -63,7 +63,7 @@ class BpeStreamEncoder:
         self._wait = 0
         ids, _, _, _ = self._tok._encode(np.frombuffer(data or b"\0", np.uint8),
                                          np.array([0, len(data)], np.int64),
-                                         self._recognize, True)
+                                         self._recognize, True, True)
         return ids.tolist()
 
 

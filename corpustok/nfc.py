@@ -81,7 +81,7 @@ def nfc_batch(batch: Utf8Batch) -> Utf8Batch:
     offsets = np.zeros(len(offs), np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return Utf8Batch(data, offsets, batch.valid, replaced if replaced.any() else None,
-                     batch.binary)
+                     batch.binary, batch.well_formed)
 
 
 class NfcStream:

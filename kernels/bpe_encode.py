@@ -37,7 +37,8 @@ from corpustok.kernels.bpe_premerge import premerge
 from corpustok.kernels.hugepages import advise_huge_pages
 from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split_fast import split_some
-from corpustok.kernels.substrate_codec import UTF8, UTF16, count_symbols, put_symbols
+from corpustok.kernels.substrate_codec import (UTF8, UTF16, count_symbols, most_symbols,
+                                               put_symbols)
 from corpustok.kernels.token_table import find_token
 from corpustok.kernels.unicode import short_char_length, utf8_step
 
@@ -335,7 +336,7 @@ def _next_special(data, p, end, specials):
 
 
 @njit(nogil=True, cache=True)
-def encode_docs(data, offsets, model, cache, specials, recognize, final):
+def encode_docs(data, offsets, model, cache, specials, recognize, final, well_formed):
     """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
 
     Pre-tokenizes with ``split_some`` and encodes each chunk with ``model`` through
@@ -343,19 +344,28 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final):
     :func:`_next_special`) are matched leftmost-longest in the raw text and split it, as HF's
     added vocabulary does, and their ids are emitted. With ``final`` False (streaming, one
     document) encoding stops at the first chunk that more text could still change.
+    ``well_formed``: the caller knows the batch is well-formed UTF-8 (text from Python
+    ``str``, or checked by Arrow), so nothing is replaced and the output is sized by
+    :func:`most_symbols` without a counting pass; else a first pass counts symbols and
+    replacements.
 
     Returns ``(ids int32, out_offsets int64 [n+1], replaced int64 [n], stop)``: ``replaced``
     counts each whole document's U+FFFD replacements, ``stop`` is the byte position where
     unencoded text begins (the end of the batch when ``final``). O(bytes) plus O(m^2) per
     uncached chunk of m <= 48 symbols, O(m log m) above. Memory: one int32 per base symbol for
-    the output, plus the largest chunk's work arrays.
+    the output (reserved for :func:`most_symbols` of checked text, of which only the ids
+    written are touched), plus the largest chunk's work arrays.
     """
     ndoc = len(offsets) - 1
-    counts = np.empty(ndoc, np.int64)
-    replaced = np.empty(ndoc, np.int64)
-    count_symbols(data, offsets, model[0], counts, replaced)
+    replaced = np.zeros(ndoc, np.int64)
+    if well_formed:
+        total = most_symbols(offsets[ndoc] - offsets[0], model[0])
+    else:
+        counts = np.empty(ndoc, np.int64)
+        count_symbols(data, offsets, model[0], counts, replaced)
+        total = counts.sum()
     # ids <= base symbols: the output never grows; a cache hit writes WIDE_IDS slots
-    out = np.empty(counts.sum() + WIDE_IDS, np.int32)
+    out = np.empty(total + WIDE_IDS, np.int32)
     advise_huge_pages(out)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration

@@ -28,6 +28,14 @@ def symbol_count(cp, substrate):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
+def most_symbols(nbytes, substrate):
+    """The most base symbols ``nbytes`` of well-formed UTF-8 can have, by :func:`symbol_count`:
+    one a byte (utf8, ube), two under utf16 (an ASCII character). Ill-formed bytes can have
+    more (one bad byte is U+FFFD: three symbols under utf8), so only checked text may use it."""
+    return 2 * nbytes if substrate == UTF16 else nbytes
+
+
+@njit(nogil=True, cache=True, _nrt=False)
 def put_symbols(cp, substrate, out, j):
     """Write the base symbols of code point ``cp`` at ``out[j]``; returns the next position."""
     if substrate == UTF8 or (substrate == UBE and cp < 0x800):

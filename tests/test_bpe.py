@@ -550,13 +550,49 @@ def test_encode_batch_equals_hf_on_random_text(trained, texts):
                                                    for t in texts]
 
 
+def unchecked_strings(docs):
+    """``docs`` (bytes) as an Arrow large_string array made from buffers, which Arrow does not
+    check: a string column read from a file may hold ill-formed UTF-8 the same way."""
+    offsets = np.zeros(len(docs) + 1, np.int64)
+    np.cumsum([len(d) for d in docs], out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(len(docs), pa.py_buffer(offsets),
+                                            pa.py_buffer(b"".join(docs) or b"\0"))
+
+
+# bytes that are each a case of UTF-8's well-formedness rules (CPython's decoder is the judge)
+UTF8_EDGES = [b"\x7f", b"\x80", b"\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xc2\x80", b"\xdf\xbf",
+              b"\xe0\x9f\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf",
+              b"\xee\x80\x80", b"\xef\xbf\xbf", b"\xf0\x8f\xbf\xbf", b"\xf0\x90\x80\x80",
+              b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff", b"\xe6\x80",
+              b"\xf0\x9f\x98", b"a"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(UTF8_EDGES) | st.binary(max_size=3), max_size=6)
+                .map(b"".join), max_size=5))
+def test_well_formed_check_agrees_with_cpython(docs):
+    def strict(raw):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+    batch = corpustok._arrow.utf8_batch(unchecked_strings(docs))
+    assert not batch.well_formed
+    assert corpustok._arrow.is_well_formed(batch) == all(strict(d) for d in docs)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.binary(max_size=40).map(
-    lambda b: b.replace(b"\x00", b"\xe6").replace(b"\x01", b"\xf0\x9f")), max_size=8))
-def test_invalid_utf8_counts_replacements(trained, docs):
+    lambda b: b.replace(b"\x00", b"\xe6").replace(b"\x01", b"\xf0\x9f")), max_size=8),
+    st.sampled_from(["binary", "string"]))
+def test_invalid_utf8_counts_replacements(trained, docs, column):
+    """Ill-formed bytes in a binary column or in an unchecked string column are read with
+    replacement and counted, whereas ``encode`` (from ``str``: known well-formed) skips the
+    count; the ids agree."""
     tok = trained[3]
-    ids, offsets, replaced = tok.encode_arrays(corpustok._arrow.utf8_batch(
-        pa.array(docs, pa.binary())))
+    arr = pa.array(docs, pa.binary()) if column == "binary" else unchecked_strings(docs)
+    ids, offsets, replaced = tok.encode_arrays(corpustok._arrow.utf8_batch(arr))
     for d, raw in enumerate(docs):
         text = raw.decode("utf-8", "replace")
         assert ids[offsets[d]:offsets[d + 1]].tolist() == tok.encode(text)
