@@ -407,10 +407,10 @@ class BytePairTokenizer:
                 batch, self._sp_regex if recognize_special else None)
         text = chunks if python_split else batch
         data, offsets = text.data, text.offsets
-        well_formed = is_well_formed(text)
 
         def part(offs):
-            ids, out, rep, _ = self._encode(data, offs, recognize_special, True, well_formed)
+            ids, out, rep, _ = self._encode(data, offs, recognize_special, True,
+                                            is_well_formed(text, offs))
             return ids, out, rep
 
         ids, out, rep = self._pools.run(part, offsets, threads)

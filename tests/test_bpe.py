@@ -718,6 +718,24 @@ def test_threads_give_the_same_ids(gpt2, threads):
         gpt2.encode_batch(lines, threads=0)
 
 
+def test_threads_check_and_count_their_own_parts(gpt2):
+    """Each thread checks its part of an unchecked column: a part with ill-formed bytes
+    counts its replacements, a well-formed one skips the count; the results are those of
+    one thread."""
+    good = [line.encode() for line in SAMPLE.splitlines(keepends=True)] * 150
+    docs = good + [b"caf\xe9 \xff\xfe ok", b"\xed\xa0\x80 surrogate"] + good
+    want_text = [d.decode("utf-8", "replace") for d in docs]
+    for column in (unchecked_strings(docs), pa.array(docs, pa.binary())):
+        batch = corpustok._arrow.utf8_batch(column)
+        one = gpt2.encode_arrays(batch)
+        for threads in (2, 3):
+            ids, offsets, replaced = gpt2.encode_arrays(batch, threads=threads)
+            assert ids.tolist() == one[0].tolist() and offsets.tolist() == one[1].tolist()
+            assert replaced.tolist() == one[2].tolist()
+        assert one[2].tolist() == [t.count("\ufffd") for t in want_text]
+        assert gpt2.encode_batch(column).to_pylist() == [gpt2.encode(t) for t in want_text]
+
+
 @settings(max_examples=200, deadline=None)
 @given(sizes=st.lists(st.integers(0, 1 << 18), max_size=30), threads=st.integers(1, 9))
 def test_thread_ranges_cover_the_batch(sizes, threads):
