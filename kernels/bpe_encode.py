@@ -269,21 +269,53 @@ def _prefetch_set(cache, where):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _encode_run(model, cache, work, data, i, end, streaming, out, j):
-    """Encode the chunks of ``data[i:end]`` into ``out[j:]`` up to the first one it leaves
-    to the caller; returns ``(i, e, j)``: ``data[i:e]`` is a chunk for
-    :func:`encode_long_chunk` when ``e > i``; else ``i`` is ``end`` or, when ``streaming``,
-    the start of the first chunk more text could still change (its split's reach passes
-    ``end``, see :mod:`corpustok.kernels.split`).
+def _fill_block(model, data, offsets, d, p, last, stop, streaming, ends, doc_of):
+    """Split chunks into ``ends[:BLOCK]`` from ``data[p:]`` (``p`` a chunk start of document
+    ``d``) on through the next documents up to document ``last``, whose text is cut at
+    ``stop``; ``doc_of[c]``: chunk ``c``'s document. Returns ``(k, d, p, held)``: ``k``
+    chunks; ``(d, p)`` where the next block starts (``p`` is ``stop`` when document ``last``
+    is done); ``held`` when, ``streaming``, the chunk at ``p`` waits for more text. A
+    document's chunks are split within its own text (a rule's look-ahead never sees the
+    next one), but a block runs on across documents, so short ones keep it full."""
+    k = 0
+    while k < BLOCK:
+        end = stop if d == last else offsets[d + 1]
+        if p < end:
+            k2, p, held = split_some(data, p, end, model[1], not (streaming and d == last),
+                                     ends, k, BLOCK)
+            for c in range(k, k2):
+                doc_of[c] = d
+            k = k2
+            if held or p < end:
+                return k, d, p, held
+        if d == last:
+            break
+        d += 1
+        p = offsets[d]
+    return k, d, p, False
 
-    Chunks are split :data:`BLOCK` at a time (``work[2]``), then their keys are computed
-    (``work[3]``), then they are encoded, each inline set prefetched :data:`AHEAD` chunks
-    before its lookup: a set is one of millions of lines, so a lookup right after its chunk's
-    split would wait for memory on nearly every chunk."""
-    ends, keys = work[2], work[3]
-    while i < end:
-        k, _, held = split_some(data, i, end, model[1], not streaming, ends, 0, BLOCK)
-        s = i
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _encode_run(model, cache, work, data, offsets, d, i, last, stop, streaming, out, j,
+                out_offsets):
+    """Encode the chunks of documents ``d`` (from ``data[i]``, a chunk start) through
+    ``last`` (its text cut at ``stop``) into ``out[j:]`` up to the first chunk it leaves to
+    the caller, setting ``out_offsets[e + 1]`` for every document ``e`` before ``last`` it
+    finishes; returns ``(d, i, e, j)``: ``data[i:e]`` is a chunk of document ``d`` for
+    :func:`encode_long_chunk` when ``e > i``; else document ``last`` is done (``i`` is
+    ``stop``) or, when ``streaming``, ``i`` is the start of its first chunk more text could
+    still change (its split's reach passes ``stop``, see :mod:`corpustok.kernels.split`).
+
+    Chunks are split :data:`BLOCK` at a time (``work[2]``, across documents:
+    :func:`_fill_block`), then their keys are computed (``work[3]``), then they are encoded,
+    each inline set prefetched :data:`AHEAD` chunks before its lookup: a set is one of
+    millions of lines, so a lookup right after its chunk's split would wait for memory on
+    nearly every chunk, and a block per document would wait at every document's start."""
+    ends, keys, doc_of = work[2], work[3], work[5]
+    while True:
+        k, to_doc, p, held = _fill_block(model, data, offsets, d, i, last, stop, streaming,
+                                         ends, doc_of)
+        s = i  # documents are contiguous (Arrow offsets): a chunk starts where one ends
         for c in range(k):
             e = ends[c]
             b = c * KEY_WORDS
@@ -301,15 +333,21 @@ def _encode_run(model, cache, work, data, i, end, streaming, out, j):
         for c in range(k):
             if c + AHEAD < k:
                 _prefetch_set(cache, keys[(c + AHEAD) * KEY_WORDS + 4])
+            while d < doc_of[c]:
+                out_offsets[d + 1] = j
+                d += 1
             e = ends[c]
             n = _encode_chunk(model, cache, work, data, i, e, out, j, keys, c * KEY_WORDS)
             if n < 0:
-                return i, e, j
+                return d, i, e, j
             j += n
             i = e
-        if held:
-            break
-    return i, i, j
+        while d < to_doc:
+            out_offsets[d + 1] = j
+            d += 1
+        i = p
+        if held or (d == last and i >= stop):
+            return d, i, i, j
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -371,9 +409,20 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
             np.empty(BLOCK, np.int64),
-            np.empty(KEY_WORDS * BLOCK, np.int64), long_work(LONG))
+            np.empty(KEY_WORDS * BLOCK, np.int64), long_work(LONG), np.empty(BLOCK, np.int64))
     j = 0
     stop = offsets[ndoc]
+    if ndoc and final and not recognize:  # one run over every document
+        d, i = 0, offsets[0]
+        while True:
+            d, i, e, j = _encode_run(model, cache, work, data, offsets, d, i, ndoc - 1, stop,
+                                     False, out, j, out_offsets)
+            if e == i:
+                break
+            j += encode_long_chunk(data, i, e, model, out, j)
+            i = e
+        out_offsets[ndoc] = j
+        return out[:j], out_offsets, replaced, stop
     for d in range(ndoc):
         i = offsets[d]
         end = offsets[d + 1]
@@ -383,7 +432,8 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
                 p, sp_len, sp_tok = _next_special(data, i, end, specials)
             streaming = not final and p == end
             while True:
-                i, e, j = _encode_run(model, cache, work, data, i, p, streaming, out, j)
+                _, i, e, j = _encode_run(model, cache, work, data, offsets, d, i, d, p,
+                                         streaming, out, j, out_offsets)
                 if e == i:
                     break
                 j += encode_long_chunk(data, i, e, model, out, j)

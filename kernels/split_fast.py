@@ -87,8 +87,22 @@ def _contraction(data, p, q, lim, known_end, icase):
     return 3 if (c2 == 101 and c1 != 108) or (c2 == 108 and c1 == 108) else 0  # re ve ll
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _window_char(data, i, end, follow):
+    """:func:`utf8_step` at ``data[i]``, a lead byte, inline for 2- and 3-byte characters of
+    plain continuations (the common cases); ``follow``: the window's continuation bits from
+    ``i`` on (bit 0 is ``i``'s), which say whether the next bytes are continuations."""
+    b0 = np.int64(data[i])
+    if 0xC2 <= b0 <= 0xDF and follow & 2:
+        return ((b0 & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2, 0
+    if (0xE1 <= b0 <= 0xEC or 0xEE <= b0 <= 0xEF) and follow & 6 == 6:
+        return ((b0 & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | \
+            (np.int64(data[i + 2]) & 0x3F), 3, 0
+    return utf8_step(data, i, end)
+
+
 @njit(nogil=True, cache=True, _nrt=False)
-def _classes(data, p, n, program, letters, digits):
+def _classes(data, p, n, ids, props, letters, digits):
     r"""``(upper, lower, digit, ws, lim, tails)``: the bits of the bytes of ``data[p:p + n]``
     (``n <= 64``, 64 bytes readable) of letters (``\p{L}``, and ``\p{M}`` when ``letters`` is
     ``WITH_MARKS``), digits (``\p{N}``) and ``\s``, every byte of a character marked, up to
@@ -98,7 +112,9 @@ def _classes(data, p, n, program, letters, digits):
     which o200k's letter runs treat as both). Letters are ``upper`` (``Lu``, ``Lt``) or
     ``lower`` (``Ll``) for ``CASED_RUNS``; else all are ``upper`` but ASCII small ones.
     ``tails``: the bytes that continue a character. ASCII is classified by byte ranges 64 at a
-    time; other characters one by one, by their class id's Unicode properties."""
+    time; other characters one by one, by their class id's Unicode properties (``ids``: the
+    program's class of each code point, ``props``: each class's properties; only these two
+    arrays are passed, not the program, whose fields would be passed again every window)."""
     window = _below(n)
     upper = range_mask(data, p, 65, 90)
     lower = range_mask(data, p, 97, 122)
@@ -112,14 +128,13 @@ def _classes(data, p, n, program, letters, digits):
     lower &= ~high
     digit &= ~high
     ws &= ~high
-    ids, props = program[0], program[ID_PROPS]
     lim = n
     covered = np.int64(0)
     leads = high & ~tails
     while leads != 0:
         q = trailing_zeros(leads)
         leads &= leads - 1
-        cp, m, bad = utf8_step(data, p + q, p + n)
+        cp, m, bad = _window_char(data, p + q, p + n, tails >> q)
         c = props[ids[cp]]
         if bad or (letters == CASED_RUNS and c & PROPS_BOTH) or (not digits and c & PROPS_N):
             lim = q
@@ -143,7 +158,7 @@ def _classes(data, p, n, program, letters, digits):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _gpt2_window(data, p, n, final, program):
+def _gpt2_window(data, p, n, final, ids, props):
     r"""``(starts, ready)`` of GPT-2's pattern in ``data[p:p + n]`` (``n <= 64``, 64 bytes
     readable), ``p`` a chunk start: the chunk start bits, of which those below ``ready`` are
     final; ``final``: the text ends at ``p + n``.
@@ -154,7 +169,7 @@ def _gpt2_window(data, p, n, final, program):
     does its last character when a non-W follows (given back by the lookahead), which is how
     that space joins the next run; ``'s|'t|...``: an apostrophe that starts a chunk and is
     followed by one of them makes that chunk, and a chunk starts after it."""
-    upper, lower, digit, ws, lim, tails = _classes(data, p, n, program, PLAIN, True)
+    upper, lower, digit, ws, lim, tails = _classes(data, p, n, ids, props, PLAIN, True)
     letter = upper | lower
     known_end = final and lim == n
     valid = _below(lim)
@@ -212,7 +227,7 @@ def _fill(seeds, run):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _cl100k_window(data, p, n, final, program, group, letters, contractions):
+def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
     r"""``(starts, ready)`` as :func:`_gpt2_window` gives them, for the patterns of cl100k's
     family: cl100k (Llama 3) and Qwen 2 (``group`` digits a chunk: 3 or 1, contractions
     ``STANDALONE``), Qwen 3.5 (marks are letters: ``letters`` ``WITH_MARKS``), o200k (Llama
@@ -230,7 +245,7 @@ def _cl100k_window(data, p, n, final, program, group, letters, contractions):
     character when a non-W follows. Contractions: ``STANDALONE``, at an apostrophe that starts
     a chunk; ``SUFFIX``, at an apostrophe after a letter, which then joins that letter's
     chunk."""
-    upper, lower, digit, ws, lim, tails = _classes(data, p, n, program, letters, False)
+    upper, lower, digit, ws, lim, tails = _classes(data, p, n, ids, props, letters, False)
     cased = letters == CASED_RUNS
     letter = upper | lower
     known_end = final and lim == n
@@ -287,14 +302,15 @@ def split_some(data, p, end, program, final, ends, k, most):
     reach passes ``end``). Windows of the program's rule where it has one, else (and
     wherever a window decides nothing) the interpreter's ``chunk_end``. O(bytes)."""
     rule = program[RULE]
+    ids, props = program[0], program[ID_PROPS]  # all a window reads of the program
     while k < most and p < end:
         if rule != NO_RULE and p + WINDOW <= len(data):
             n = min(WINDOW, end - p)
             ends_here = final and n == end - p  # the text ends in this window
             if rule == GPT2_RULE:
-                starts, ready = _gpt2_window(data, p, n, ends_here, program)
+                starts, ready = _gpt2_window(data, p, n, ends_here, ids, props)
             else:
-                starts, ready = _cl100k_window(data, p, n, ends_here, program, GROUP[rule],
+                starts, ready = _cl100k_window(data, p, n, ends_here, ids, props, GROUP[rule],
                                                LETTERS[rule], CONTRACTIONS[rule])
             bits = starts & _below(ready) & ~np.int64(1)
             whole = ends_here and ready == n  # the window's last chunk ends at the text's end
