@@ -37,6 +37,8 @@ USES_MAX = np.int64(0x7F0)
 INLINE_ID = np.int64((1 << 21) - 1)  # an id's bits (ids are below 2**21)
 K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
 K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
+K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
+LENGTH_BYTE = np.int64(0xFF) << 56  # where an inline key keeps the chunk's length
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 
@@ -88,11 +90,13 @@ def _word(data, s, n):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def line_key(data, s, e, table, words):
-    """``(k1, k2, k3, k4, first)`` of chunk ``data[s:e]`` in the inline part ``table`` of
-    ``words``-word entries (4: at most :data:`FAST_KEY` bytes, ``k3 = k4 = 0``; 8: at most
-    :data:`WIDE_KEY`): its bytes as words (masked loads when they can be read), the length in
-    the last one's top byte, and the first word of its set (a multiply-xor hash of the key)."""
+def line_key(data, s, e, words):
+    """``(k1, k2, k3, k4, h)`` of chunk ``data[s:e]`` for inline entries of ``words`` words
+    (4: at most :data:`FAST_KEY` bytes, ``k3 = k4 = 0``; 8: at most :data:`WIDE_KEY`): its
+    bytes as words (masked loads when they can be read), the length in the last one's top
+    byte; ``h`` a multiply-xor hash of the bytes and length, the same in both layouts for a
+    chunk of at most :data:`FAST_KEY` bytes, so that its fast entry's chunk finds its wide set
+    without a second hash (see :func:`wide_key`, :func:`line_set`)."""
     length = e - s
     if s + 4 * words <= len(data):
         k1 = _word(data, s, length)
@@ -104,14 +108,26 @@ def line_key(data, s, e, table, words):
         k2 = _pack(data, min(e, s + 8), min(e, s + 16))
         k3 = _pack(data, min(e, s + 16), min(e, s + 24))
         k4 = _pack(data, min(e, s + 24), e)
+    h = k1 * K1 ^ k2 * K2 ^ (k3 * K2 + k4) * K1 ^ np.int64(length) * K3
+    h ^= h >> 29
     if words == FAST_WORDS:
         k2 |= np.int64(length) << 56
     else:
         k4 |= np.int64(length) << 56
-    h = k1 * K1 ^ k2 * K2 ^ (k3 * K2 + k4) * K1
-    h ^= h >> 29
-    first = ((h >> 16) & (len(table) // (2 * words) - 1)) * (2 * words)
-    return k1, k2, k3, k4, first
+    return k1, k2, k3, k4, h
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def line_set(table, words, h):
+    """The first word of the set of hash ``h`` in the inline part ``table`` of ``words``-word
+    entries (two entries a set)."""
+    return ((h >> 16) & (len(table) // (2 * words) - 1)) * (2 * words)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def wide_key(k1, k2):
+    """The wide key ``(k1, k2, k3, k4)`` of the chunk whose fast key is ``(k1, k2)``."""
+    return k1, k2 & ~LENGTH_BYTE, np.int64(0), k2 & LENGTH_BYTE
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")

@@ -30,7 +30,8 @@ from numba import njit
 from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
                                          IN_GENERAL, IN_WIDE, WIDE_IDS, WIDE_KEY, WIDE_WORDS,
                                          cache_find, cache_get, cache_put, chunk_hash,
-                                         general_put, line_get, line_key, line_put, same_bytes)
+                                         general_put, line_get, line_key, line_put, line_set,
+                                         same_bytes, wide_key)
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
 from corpustok.kernels.bpe_premerge import premerge
@@ -40,14 +41,15 @@ from corpustok.kernels.split_fast import split_some
 from corpustok.kernels.substrate_codec import (UTF8, UTF16, count_symbols, most_symbols,
                                                put_symbols)
 from corpustok.kernels.token_table import find_token
-from corpustok.kernels.unicode import short_char_length, utf8_step
+from corpustok.kernels.unicode import HIGH_BITS, short_char_length, utf8_step
 
 SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
 LONG = 2 * CACHE_KEY  # the most symbols a chunk the cache can keep has (utf16: 2 a byte)
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
 BLOCK = 64  # chunks split before they are encoded
 AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
-KEY_WORDS = 5  # a chunk split ahead: its key (4 words), then its set's first word << 2 | part
+KEY_WORDS = 5  # a chunk split ahead: its key (4 words; a fast key: 2, then its wide set
+# and whether to fetch that too), then its set's first word << 2 | part
 FAST_PART, WIDE_PART = 1, 2  # the inline part a chunk's key is for (0: neither)
 
 
@@ -103,7 +105,7 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
 @njit(nogil=True, cache=True, _nrt=False)
 def _wide_chunk(model, cache, work, data, s, e, out, j, k1, k2, k3, k4, first):
     """:func:`_general_chunk` through the wide inline part, for a chunk of at most
-    :data:`WIDE_KEY` bytes whose :func:`line_key` is ``(k1 .. k4, first)``: a result of more
+    :data:`WIDE_KEY` bytes of wide key ``(k1 .. k4)`` and set ``first``: a result of more
     than :data:`WIDE_IDS` ids goes to the general part, and the entry records only that."""
     wide = cache[4]
     n = line_get(wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j)
@@ -120,7 +122,7 @@ def _wide_chunk(model, cache, work, data, s, e, out, j, k1, k2, k3, k4, first):
 @njit(nogil=True, cache=True, _nrt=False)
 def _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first):
     """Keep the ``n`` ids (at most :data:`CACHE_IDS`) at ``out[j:]`` of chunk ``data[s:e]``,
-    whose wide :func:`line_key` is ``(k1 .. k4, first)``: in the wide part, or in the general
+    of wide key ``(k1 .. k4)`` and set ``first``: in the wide part, or in the general
     one with the wide entry saying so."""
     if n > WIDE_IDS:
         general_put(cache, data, s, e, out, j, n)
@@ -129,24 +131,24 @@ def _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first):
+def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first, wide_first):
     """:func:`_wide_chunk` through the fast inline part, for a chunk of at most
-    :data:`FAST_KEY` bytes whose fast :func:`line_key` is ``(k1, k2, first)``: a result of
-    more than :data:`FAST_IDS` ids is kept as :func:`_wide_chunk` keeps it, and the fast
-    entry records only that (:data:`IN_WIDE`), so a miss never probes the other parts first.
-    Inlined into :func:`_encode_chunk`, its one call site."""
+    :data:`FAST_KEY` bytes of fast key ``(k1, k2)``, whose sets are at ``first`` (fast) and
+    ``wide_first``: a result of more than :data:`FAST_IDS` ids is kept as :func:`_wide_chunk`
+    keeps it, and the fast entry records only that (:data:`IN_WIDE`), so a miss never probes
+    the other parts first. Inlined into :func:`_encode_chunk`, its one call site."""
     fast = cache[3]
     n = line_get(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j)
     if n == IN_WIDE:
-        w1, w2, w3, w4, wf = line_key(data, s, e, cache[4], WIDE_WORDS)
-        return _wide_chunk(model, cache, work, data, s, e, out, j, w1, w2, w3, w4, wf)
+        w1, w2, w3, w4 = wide_key(k1, k2)
+        return _wide_chunk(model, cache, work, data, s, e, out, j, w1, w2, w3, w4, wide_first)
     if n >= 0:
         return n
     n = _merge_chunk(model, work, data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
         if n > FAST_IDS:
-            w1, w2, w3, w4, wf = line_key(data, s, e, cache[4], WIDE_WORDS)
-            _keep_wide(cache, data, s, e, out, j, n, w1, w2, w3, w4, wf)
+            w1, w2, w3, w4 = wide_key(k1, k2)
+            _keep_wide(cache, data, s, e, out, j, n, w1, w2, w3, w4, wide_first)
         line_put(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j, n if n <= FAST_IDS else IN_WIDE)
     return n
 
@@ -251,7 +253,7 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
     where = keys[b + 4]
     if where & 3 == FAST_PART:
         return _fast_chunk(model, cache, work, data, s, e, out, j, keys[b], keys[b + 1],
-                           where >> 2)
+                           where >> 2, keys[b + 2])
     if where & 3 == WIDE_PART:
         return _wide_chunk(model, cache, work, data, s, e, out, j, keys[b], keys[b + 1],
                            keys[b + 2], keys[b + 3], where >> 2)
@@ -259,10 +261,15 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _prefetch_set(cache, where):
-    """Start loading the inline set (both lines of a wide one) that ``where`` names."""
+def _prefetch_set(cache, keys, b):
+    """Start loading the inline set (both lines of a wide one) of the chunk whose key is at
+    ``keys[b:]``, and a fast chunk's wide set too where its ids may be there."""
+    where = keys[b + 4]
     if where & 3 == FAST_PART:
         prefetch(cache[3], where >> 2)
+        if keys[b + 3]:
+            prefetch(cache[4], keys[b + 2])
+            prefetch(cache[4], keys[b + 2] + WIDE_WORDS)
     elif where & 3 == WIDE_PART:
         prefetch(cache[4], where >> 2)
         prefetch(cache[4], (where >> 2) + WIDE_WORDS)
@@ -321,18 +328,21 @@ def _encode_run(model, cache, work, data, offsets, d, i, last, stop, streaming, 
             b = c * KEY_WORDS
             keys[b + 4] = 0
             if e - s <= FAST_KEY:
-                keys[b], keys[b + 1], _, _, first = line_key(data, s, e, cache[3], FAST_WORDS)
-                keys[b + 4] = first << 2 | FAST_PART
+                keys[b], keys[b + 1], _, _, h = line_key(data, s, e, FAST_WORDS)
+                keys[b + 2] = line_set(cache[4], WIDE_WORDS, h)
+                # more ids than a fast entry holds: mostly non-ASCII chunks of 6 bytes or more
+                keys[b + 3] = e - s > FAST_IDS and (keys[b] | keys[b + 1]) & HIGH_BITS != 0
+                keys[b + 4] = line_set(cache[3], FAST_WORDS, h) << 2 | FAST_PART
             elif e - s <= WIDE_KEY:
-                keys[b], keys[b + 1], keys[b + 2], keys[b + 3], first = line_key(
-                    data, s, e, cache[4], WIDE_WORDS)
-                keys[b + 4] = first << 2 | WIDE_PART
+                keys[b], keys[b + 1], keys[b + 2], keys[b + 3], h = line_key(
+                    data, s, e, WIDE_WORDS)
+                keys[b + 4] = line_set(cache[4], WIDE_WORDS, h) << 2 | WIDE_PART
             if c < AHEAD:
-                _prefetch_set(cache, keys[b + 4])
+                _prefetch_set(cache, keys, b)
             s = e
         for c in range(k):
             if c + AHEAD < k:
-                _prefetch_set(cache, keys[(c + AHEAD) * KEY_WORDS + 4])
+                _prefetch_set(cache, keys, (c + AHEAD) * KEY_WORDS)
             while d < doc_of[c]:
                 out_offsets[d + 1] = j
                 d += 1
