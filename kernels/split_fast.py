@@ -28,7 +28,7 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from corpustok.kernels.byte_masks import WINDOW, range_mask
 from corpustok.kernels.split import ID_PROPS, RULE, chunk_end
-from corpustok.kernels.unicode import utf8_step
+from corpustok.kernels.unicode import short_lead_length, utf8_step
 
 # a program's RULE
 NO_RULE, GPT2_RULE, CL100K_RULE, QWEN2_RULE, O200K_RULE, TEKKEN_RULE, QWEN3_5_RULE = range(7)
@@ -89,13 +89,15 @@ def _contraction(data, p, q, lim, known_end, icase):
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _window_char(data, i, end, follow):
-    """:func:`utf8_step` at ``data[i]``, a lead byte, inline for 2- and 3-byte characters of
-    plain continuations (the common cases); ``follow``: the window's continuation bits from
-    ``i`` on (bit 0 is ``i``'s), which say whether the next bytes are continuations."""
+    """:func:`utf8_step` at ``data[i]``, a lead byte, inline for the 2- and 3-byte characters
+    of :func:`short_lead_length` with plain continuations (the common cases); ``follow``: the
+    window's continuation bits from ``i`` on (bit 0 is ``i``'s), which say whether the next
+    bytes are continuations without reading them again."""
     b0 = np.int64(data[i])
-    if 0xC2 <= b0 <= 0xDF and follow & 2:
+    m = short_lead_length(b0)
+    if m == 2 and follow & 2:
         return ((b0 & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2, 0
-    if (0xE1 <= b0 <= 0xEC or 0xEE <= b0 <= 0xEF) and follow & 6 == 6:
+    if m == 3 and follow & 6 == 6:
         return ((b0 & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | \
             (np.int64(data[i + 2]) & 0x3F), 3, 0
     return utf8_step(data, i, end)

@@ -90,18 +90,30 @@ def utf16le_step(data, i, end):
     return REPLACEMENT, 2, 1
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def short_lead_length(b0):
+    """2 or 3 when ``b0`` leads a 2- or 3-byte character that is well-formed whenever its
+    continuations are plain (``80``-``BF``): C2-DF, or E1-EC, EE, EF; else 0. The one copy of
+    the rule the inline decoders share (E0 and ED narrow their second byte; 4-byte leads and
+    stray bytes go through :func:`utf8_step`)."""
+    if 0xC2 <= b0 <= 0xDF:
+        return 2
+    if 0xE1 <= b0 <= 0xEF and b0 != 0xED:
+        return 3
+    return 0
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def short_char_length(data, i, end):
     """2 or 3 when ``data[i:end]`` starts with a well-formed 2- or 3-byte character whose
-    symbols are cheap to take inline (a lead of C2-DF, or E1-EC, EE, EF with two plain
-    continuations), else 0: the common cases of :func:`utf8_step`, without the call."""
-    b0 = data[i]
-    if 0xC2 <= b0 <= 0xDF:
-        return 2 if i + 1 < end and (data[i + 1] & 0xC0) == 0x80 else 0
-    if 0xE1 <= b0 <= 0xEF and b0 != 0xED and i + 2 < end and (data[i + 1] & 0xC0) == 0x80 \
-            and (data[i + 2] & 0xC0) == 0x80:
-        return 3
-    return 0
+    symbols are cheap to take inline (:func:`short_lead_length` with plain continuations),
+    else 0: the common cases of :func:`utf8_step`, without the call."""
+    m = short_lead_length(np.int64(data[i]))
+    if m == 0 or i + m > end or (data[i + 1] & 0xC0) != 0x80:
+        return 0
+    if m == 3 and (data[i + 2] & 0xC0) != 0x80:
+        return 0
+    return m
 
 
 HIGH_BITS = np.int64(-9187201950435737472)  # 0x8080808080808080: a non-ASCII byte's bit

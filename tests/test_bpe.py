@@ -537,6 +537,23 @@ def test_encode_batch_nulls_slices_and_arrays(gpt2):
     assert gpt2.decode_batch(out) == ["hello world", None, "", "性能"]
 
 
+def test_blocks_across_documents_of_a_sliced_column(gpt2):
+    """Blocks of chunks run on across documents and read each document's end from the
+    offsets: a sliced column (offsets not from 0) whose nulls and empty documents fall
+    inside blocks, documents of one chunk and of many (several blocks), gives tiktoken's
+    ids document by document."""
+    enc = tiktoken_gpt2()
+    lines = SAMPLE.splitlines(keepends=True)
+    docs = []
+    for k, line in enumerate(lines * 3):
+        docs += [line, None if k % 5 == 0 else "", "x" * (k % 3), "".join(lines[k % 40:][:30])]
+    column = pa.array(["head doc ", None] + docs, pa.string()).slice(2)
+    want = [None if t is None else enc.encode_ordinary(t) for t in docs]
+    assert sum(len(w or ()) for w in want) > 20 * 64
+    assert gpt2.encode_batch(column).to_pylist() == want
+    assert gpt2.encode_batch(column, threads=2).to_pylist() == want
+
+
 TEXT_ALPHABET = st.sampled_from(list(" \n\t'sdlrevtmowAN1!.,<|>pé\u00a0\u3000性能😀\ue100ж")
                                 + list(SPECIALS))
 
