@@ -331,6 +331,13 @@ def substrate_speeds(toks, arr, nbytes, runs):
           ", ".join(f"{s} {speed[s]:.1f} ({speed[s] / speed['utf8']:.2f}x)" for s in toks))
 
 
+def cpu_seconds(fn):
+    """Process CPU seconds of one call of ``fn()``."""
+    c = time.process_time()
+    fn()
+    return time.process_time() - c
+
+
 def adversarial(ours, enc, hf):
     """Part 3: linear scaling on adversarial input."""
     print("\n[3] adversarial input, one document each (corpustok gpt2; 16 MB / 1 MB time ratio "
@@ -345,13 +352,20 @@ def adversarial(ours, enc, hf):
           f"{'HF 1 MB s':>10s}")
     for name, make in cases.items():
         small, big = make(1 << 20), make(16 << 20)
-        # Arrow out (what the pipeline writes): a list of 5 M Python ints would time tolist()
-        # 12-60 ms at 1 MB: more runs for a steady median
-        t1 = timed(lambda: ours.encode_batch([small]), 15)[1]
-        t16 = timed(lambda: ours.encode_batch([big]), 3)[1]
+        # Arrow out (what the pipeline writes): a list of 5 M Python ints would time tolist().
+        # The host's speed drifts: each 16 MB run is paired with the median of five 1 MB runs
+        # just before it, and the ratio is the median of the three pairs' ratios.
+        ours.encode_batch([small]), ours.encode_batch([big])
+        ones, sixteens = [], []
+        for _ in range(3):
+            ones.append(statistics.median(cpu_seconds(lambda: ours.encode_batch([small]))
+                                          for _ in range(5)))
+            sixteens.append(cpu_seconds(lambda: ours.encode_batch([big])))
+        t1, t16 = statistics.median(ones), statistics.median(sixteens)
+        ratio = statistics.median(b / a for a, b in zip(ones, sixteens))
         tt = timed(lambda: enc.encode_ordinary(small), 1)[1]
         th = timed(lambda: hf.encode(small), 1)[1]
-        print(f"  {name:26s} {t1:8.3f} {t16:8.3f} {t16 / t1:6.1f} {tt:16.3f} {th:10.3f}")
+        print(f"  {name:26s} {t1:8.3f} {t16:8.3f} {ratio:6.1f} {tt:16.3f} {th:10.3f}")
 
 
 def main():
