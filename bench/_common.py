@@ -49,6 +49,13 @@ def corpus_lines(max_mb=None):
     return lines
 
 
+def cpu_seconds(fn):
+    """Process CPU seconds of one call of ``fn()`` (for timings paired or taken in turns)."""
+    c = time.process_time()
+    fn()
+    return time.process_time() - c
+
+
 def timed(fn, runs=5):
     """Median wall and process-CPU seconds of ``runs`` calls of ``fn()`` after one warm-up.
 

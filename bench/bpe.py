@@ -49,7 +49,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pyarrow as pa  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, SHARED_CORPUS, banner, timed  # noqa: E402
+from _common import REPO, SHARED_CORPUS, banner, cpu_seconds, timed  # noqa: E402
 
 import corpustok  # noqa: E402
 from corpustok._arrow import utf8_batch  # noqa: E402
@@ -323,19 +323,10 @@ def substrate_speeds(toks, arr, nbytes, runs):
         tok.encode_batch(arr)  # warm-up: compile, fill the cache as every later run finds it
     for _ in range(runs):
         for s, tok in toks.items():
-            c = time.process_time()
-            tok.encode_batch(arr)
-            cpu[s].append(time.process_time() - c)
+            cpu[s].append(cpu_seconds(lambda: tok.encode_batch(arr)))
     speed = {s: nbytes / statistics.median(cpu[s]) / 1e6 for s in toks}
     print("  substrates, each trained by corpustok on the same text (CPU MB/s, x utf8): " +
           ", ".join(f"{s} {speed[s]:.1f} ({speed[s] / speed['utf8']:.2f}x)" for s in toks))
-
-
-def cpu_seconds(fn):
-    """Process CPU seconds of one call of ``fn()``."""
-    c = time.process_time()
-    fn()
-    return time.process_time() - c
 
 
 def adversarial(ours, enc, hf):
@@ -355,7 +346,8 @@ def adversarial(ours, enc, hf):
         # Arrow out (what the pipeline writes): a list of 5 M Python ints would time tolist().
         # The host's speed drifts: each 16 MB run is paired with the median of five 1 MB runs
         # just before it, and the ratio is the median of the three pairs' ratios.
-        ours.encode_batch([small]), ours.encode_batch([big])
+        ours.encode_batch([small])
+        ours.encode_batch([big])
         ones, sixteens = [], []
         for _ in range(3):
             ones.append(statistics.median(cpu_seconds(lambda: ours.encode_batch([small]))

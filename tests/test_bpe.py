@@ -539,19 +539,23 @@ def test_encode_batch_nulls_slices_and_arrays(gpt2):
 
 def test_blocks_across_documents_of_a_sliced_column(gpt2):
     """Blocks of chunks run on across documents and read each document's end from the
-    offsets: a sliced column (offsets not from 0) whose nulls and empty documents fall
-    inside blocks, documents of one chunk and of many (several blocks), gives tiktoken's
-    ids document by document."""
+    offsets: empty documents and nulls inside blocks, documents of one chunk and of several
+    blocks, offsets not from 0 (a sliced column without nulls; a second thread's part) give
+    tiktoken's ids document by document, with one thread and two."""
     enc = tiktoken_gpt2()
     lines = SAMPLE.splitlines(keepends=True)
     docs = []
-    for k, line in enumerate(lines * 3):
+    for k, line in enumerate(lines * 6):
         docs += [line, None if k % 5 == 0 else "", "x" * (k % 3), "".join(lines[k % 40:][:30])]
-    column = pa.array(["head doc ", None] + docs, pa.string()).slice(2)
-    want = [None if t is None else enc.encode_ordinary(t) for t in docs]
-    assert sum(len(w or ()) for w in want) > 20 * 64
-    assert gpt2.encode_batch(column).to_pylist() == want
-    assert gpt2.encode_batch(column, threads=2).to_pylist() == want
+    assert max(len(regex.findall(GPT2_PATTERN, t or "")) for t in docs) > 2 * 64
+    for texts in (docs, [t or "" for t in docs]):
+        column = pa.array(["head doc ", None] + texts, pa.string()).slice(2)
+        batch = corpustok._arrow.utf8_batch(column)
+        assert len(ranges(batch.offsets, 2)) == 2
+        assert batch.offsets[0] > 0 or None in texts  # nulls are refilled: offsets from 0
+        want = [None if t is None else enc.encode_ordinary(t) for t in texts]
+        assert gpt2.encode_batch(column).to_pylist() == want
+        assert gpt2.encode_batch(column, threads=2).to_pylist() == want
 
 
 TEXT_ALPHABET = st.sampled_from(list(" \n\t'sdlrevtmowAN1!.,<|>pé\u00a0\u3000性能😀\ue100ж")
