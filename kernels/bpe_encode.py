@@ -103,17 +103,11 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _wide_chunk(model, cache, work, data, s, e, out, j, k1, k2, k3, k4, first):
-    """:func:`_general_chunk` through the wide inline part, for a chunk of at most
-    :data:`WIDE_KEY` bytes of wide key ``(k1 .. k4)`` and set ``first``: a result of more
-    than :data:`WIDE_IDS` ids goes to the general part, and the entry records only that."""
-    wide = cache[4]
-    n = line_get(wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j)
-    if n == IN_GENERAL:
-        return _general_chunk(model, cache, work, data, s, e, out, j)
-    if n >= 0:
-        return n
-    n = _merge_chunk(model, work, data, s, e, out, j)
+def _wide_miss(merger, cache, data, s, e, out, j, k1, k2, k3, k4, first):
+    """Merge chunk ``data[s:e]``, missing from the wide part (wide key ``(k1 .. k4)``, set
+    ``first``), and keep its ids: a result of more than :data:`WIDE_IDS` ids goes to the
+    general part, and the wide entry records only that."""
+    n = _merge_chunk(merger, data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
         _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first)
     return n
@@ -131,25 +125,19 @@ def _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_chunk(model, cache, work, data, s, e, out, j, k1, k2, first, wide_first):
-    """:func:`_wide_chunk` through the fast inline part, for a chunk of at most
-    :data:`FAST_KEY` bytes of fast key ``(k1, k2)``, whose sets are at ``first`` (fast) and
-    ``wide_first``: a result of more than :data:`FAST_IDS` ids is kept as :func:`_wide_chunk`
-    keeps it, and the fast entry records only that (:data:`IN_WIDE`), so a miss never probes
-    the other parts first. Inlined into :func:`_encode_chunk`, its one call site."""
-    fast = cache[3]
-    n = line_get(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j)
-    if n == IN_WIDE:
-        w1, w2, w3, w4 = wide_key(k1, k2)
-        return _wide_chunk(model, cache, work, data, s, e, out, j, w1, w2, w3, w4, wide_first)
-    if n >= 0:
-        return n
-    n = _merge_chunk(model, work, data, s, e, out, j)
+def _fast_miss(model, cache, work, data, s, e, out, j, k1, k2, first, wide_first):
+    """Merge chunk ``data[s:e]``, missing from the fast part (fast key ``(k1, k2)``, sets at
+    ``first`` and ``wide_first``), and keep its ids: a result of more than :data:`FAST_IDS`
+    ids is kept as :func:`_wide_miss` keeps it, and the fast entry records only that
+    (:data:`IN_WIDE`), so a miss never probes the other parts first. Inlined: the miss of
+    nearly every new chunk, which then makes one call (the merge) instead of two."""
+    n = _merge_chunk(_merger(model, work), data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
         if n > FAST_IDS:
             w1, w2, w3, w4 = wide_key(k1, k2)
             _keep_wide(cache, data, s, e, out, j, n, w1, w2, w3, w4, wide_first)
-        line_put(fast, first, FAST_WORDS, k1, k2, 0, 0, out, j, n if n <= FAST_IDS else IN_WIDE)
+        line_put(cache[3], first, FAST_WORDS, k1, k2, 0, 0, out, j,
+                 n if n <= FAST_IDS else IN_WIDE)
     return n
 
 
@@ -197,15 +185,21 @@ def encode_long_chunk(data, s, e, model, out, j):
     return merge_long(ids, n, pairs, rank, nxt, prv, heap)
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _merger(model, work):
+    """What :func:`_merge_chunk` reads of the model and the work arrays: a call passes every
+    array of its arguments field by field, and the split's program alone has a dozen."""
+    return model[0], model[2], model[3], model[4], model[5], work[0], work[1], work[4]
+
+
 @njit(nogil=True, cache=True, _nrt=False)
-def _merge_chunk(model, work, data, s, e, out, j):
-    """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the ``work`` arrays
-    ``(ids, rank, ...)``, or, from :data:`SHORT` symbols up to :data:`LONG`, by
-    :func:`merge_long` in its arrays (``work[4]``); returns their count, or -1 for a chunk
+def _merge_chunk(merger, data, s, e, out, j):
+    """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the work arrays ``ids``
+    and ``rank`` of ``merger`` (:func:`_merger`), or, from :data:`SHORT` symbols up to
+    :data:`LONG`, by :func:`merge_long` in its arrays (``long``); returns their count, or -1 for a chunk
     of more than :data:`WORK` bytes or :data:`LONG` symbols (then :func:`encode_long_chunk`).
     O(m^2) for m <= 48 symbols, O(m log m) above."""
-    substrate, _, sym_id, pairs, whole, pre = model
-    ids, rank = work[0], work[1]
+    substrate, sym_id, pairs, whole, pre, ids, rank, long = merger
     if e - s > WORK:
         return -1
     if len(whole[0]):
@@ -218,7 +212,7 @@ def _merge_chunk(model, work, data, s, e, out, j):
         return -1
     n = premerge(ids, n, pre, pairs[1])
     if n > SHORT:
-        l_rank, nxt, prv, heap = work[4]
+        l_rank, nxt, prv, heap = long
         n = merge_long(ids, n, pairs, l_rank, nxt, prv, heap)
     else:
         n = merge_short(ids, n, pairs, rank)
@@ -228,17 +222,17 @@ def _merge_chunk(model, work, data, s, e, out, j):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _general_chunk(model, cache, work, data, s, e, out, j):
+def _general_chunk(merger, cache, data, s, e, out, j):
     """:func:`_merge_chunk` through the general cache, which keeps what the inline parts
     cannot: chunks of more than :data:`WIDE_KEY` bytes (up to :data:`CACHE_KEY`) or more than
     :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`)."""
     if e - s > CACHE_KEY:
-        return _merge_chunk(model, work, data, s, e, out, j)
+        return _merge_chunk(merger, data, s, e, out, j)
     h = chunk_hash(data, s, e)
     slot = cache_find(cache, data, s, e, h)
     if slot >= 0:
         return cache_get(cache, slot, out, j)
-    n = _merge_chunk(model, work, data, s, e, out, j)
+    n = _merge_chunk(merger, data, s, e, out, j)
     if (e - s > WIDE_KEY or n > WIDE_IDS) and 0 <= n <= CACHE_IDS:
         cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
     return n
@@ -248,16 +242,34 @@ def _general_chunk(model, cache, work, data, s, e, out, j):
 def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
     """Ids of chunk ``data[s:e]`` into ``out[j:]`` through the caches, with the chunk's key at
     ``keys[b:b + KEY_WORDS]`` (an inline part's, or none), merging on a miss. Inlined by Numba
-    into the chunk loop (LLVM does not inline it): as a call, every field of its tuples is
-    passed again for every chunk."""
+    into the chunk loop (LLVM does not inline it), and so are both inline parts' lookups: a
+    call passes every field of its tuples again, so only misses and the general part (about
+    one chunk in ten, each costing far more than that) make one. A fast entry of
+    :data:`IN_WIDE` sends the chunk to its wide set, a wide one of :data:`IN_GENERAL` to the
+    general part."""
     where = keys[b + 4]
-    if where & 3 == FAST_PART:
-        return _fast_chunk(model, cache, work, data, s, e, out, j, keys[b], keys[b + 1],
-                           where >> 2, keys[b + 2])
-    if where & 3 == WIDE_PART:
-        return _wide_chunk(model, cache, work, data, s, e, out, j, keys[b], keys[b + 1],
-                           keys[b + 2], keys[b + 3], where >> 2)
-    return _general_chunk(model, cache, work, data, s, e, out, j)
+    part = where & 3
+    if part == 0:
+        return _general_chunk(_merger(model, work), cache, data, s, e, out, j)
+    k1, k2 = keys[b], keys[b + 1]
+    if part == FAST_PART:
+        n = line_get(cache[3], where >> 2, FAST_WORDS, k1, k2, 0, 0, out, j)
+        if n != IN_WIDE:
+            if n >= 0:
+                return n
+            return _fast_miss(model, cache, work, data, s, e, out, j, k1, k2, where >> 2,
+                              keys[b + 2])
+        first = keys[b + 2]
+        k1, k2, k3, k4 = wide_key(k1, k2)
+    else:
+        first = where >> 2
+        k3, k4 = keys[b + 2], keys[b + 3]
+    n = line_get(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j)
+    if n == IN_GENERAL:
+        return _general_chunk(_merger(model, work), cache, data, s, e, out, j)
+    if n >= 0:
+        return n
+    return _wide_miss(_merger(model, work), cache, data, s, e, out, j, k1, k2, k3, k4, first)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")

@@ -171,9 +171,16 @@ def main():
         for name, n in per_fn.most_common(20):
             print(f"  {n / len(ips):6.1%}  {short_name(name)}")
         if args.annotate:
-            k = next(k for k, a in enumerate(starts) if args.annotate in funcs[a])
-            a, stop = starts[k], starts[k + 1] if k + 1 < len(starts) else starts[k] + 65536
-            n = sum(c for ip, c in per_ip.items() if a <= ip < stop)
+            def window(k):  # a function's code: up to the next one's start
+                return starts[k], starts[k + 1] if k + 1 < len(starts) else starts[k] + 65536
+
+            def hits(k):
+                a, stop = window(k)
+                return sum(c for ip, c in per_ip.items() if a <= ip < stop)
+
+            # a name may be compiled more than once (one per signature): the most sampled
+            k = max((k for k, a in enumerate(starts) if args.annotate in funcs[a]), key=hits)
+            (a, stop), n = window(k), hits(k)
             print(f"\n{short_name(funcs[a])}: {n} samples")
             dis = subprocess.run(["objdump", "-D", "-b", "binary", "-mi386:x86-64",
                                   f"--adjust-vma={a}", str(out / f"{a}.bin")],
