@@ -14,14 +14,14 @@ import numpy as np
 from numba import njit
 
 from corpustok.kernels.hugepages import huge_page_array
+from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.unicode import load_word
 
-FNV_OFFSET = np.int64(-3750763034362895579)  # 0xCBF29CE484222325
-FNV_PRIME = np.int64(1099511628211)
 CACHE_KEY = 128  # chunks longer than this many bytes are not cached
 CACHE_IDS = 64  # nor chunks of more tokens
 CACHE_PROBES = 4
-HASH, BYTES, IDS, USES = range(4)  # the cache's meta columns; BYTES -1: an empty slot
+HASH, BYTES, IDS, USES = range(4)  # a general slot's meta words; BYTES -1: an empty slot
+META = 4
 # An inline entry of W words (4 fast, 8 wide): W/2 words of the chunk's bytes (little-endian,
 # zero-padded), the length in the top byte of the last (0 everywhere: empty); then the id
 # count (bits 0-3), uses (4-10) and ids 0 and 1 (21 bits from bits 11 and 32); then three ids
@@ -43,15 +43,6 @@ BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def chunk_hash(data, s, e):
-    """FNV-1a of ``data[s:e]`` with a final mix. O(e - s)."""
-    h = FNV_OFFSET
-    for i in range(s, e):
-        h = (h ^ np.int64(data[i])) * FNV_PRIME
-    return h ^ (h >> 31)
-
-
-@njit(nogil=True, cache=True, _nrt=False)
 def same_bytes(a, i, b, j, n):
     """Whether ``a[i:i + n]`` equals ``b[j:j + n]``. O(n)."""
     for k in range(n):
@@ -60,14 +51,26 @@ def same_bytes(a, i, b, j, n):
     return True
 
 
+@njit(nogil=True, cache=True, _nrt=False)
+def _same_key(data, s, c_key, base, n):
+    """Whether ``data[s:s + n]`` equals ``c_key[base:base + n]``, 8 bytes at a time. O(n)."""
+    k = 0
+    while k + 8 <= n:
+        if load_word(data, s + k) != load_word(c_key, base + k):
+            return False
+        k += 8
+    return same_bytes(data, s + k, c_key, base + k, n - k)
+
+
 def chunk_cache(slots):
-    """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64
-    [slots, 4], c_key uint8, c_ids int32, fast int64, wide int64)``, slot ``s`` keeping its
-    bytes at ``c_key[s * CACHE_KEY:]`` and its ids at ``c_ids[s * CACHE_IDS:]``; ``fast`` and
+    """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64,
+    c_key uint8, c_ids int32, fast int64, wide int64)``, slot ``s`` keeping its :data:`META`
+    words at ``meta[s * META:]``, its bytes at ``c_key[s * CACHE_KEY:]`` and its ids at
+    ``c_ids[s * CACHE_IDS:]``; ``fast`` and
     ``wide`` hold ``FAST_PER_SLOT * slots`` and ``WIDE_PER_SLOT * slots`` inline entries (at
     least one set each), aligned so that a fast set, or a wide entry, is one cache line."""
-    meta = np.zeros((slots, 4), np.int64)
-    meta[:, BYTES] = -1
+    meta = np.zeros(slots * META, np.int64)
+    meta[BYTES::META] = -1
     return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
             huge_page_array(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64, 0),
             huge_page_array(max(2, WIDE_PER_SLOT * slots) * WIDE_WORDS, np.int64, 0))
@@ -115,6 +118,24 @@ def line_key(data, s, e, words):
     else:
         k4 |= np.int64(length) << 56
     return k1, k2, k3, k4, h
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def general_hash(data, s, e):
+    """The general part's hash of chunk ``data[s:e]``: :func:`line_key`'s for a chunk of at
+    most :data:`WIDE_KEY` bytes (which the encoder has already computed for the inline
+    parts), else a multiply-xor over its 8-byte words and its length. O(e - s) / 8."""
+    length = e - s
+    if length <= WIDE_KEY:
+        return line_key(data, s, e, WIDE_WORDS)[4]
+    h = np.int64(length) * K3
+    k = s
+    while k < e:
+        w = _word(data, k, e - k) if k + 8 <= len(data) else _pack(data, k, min(e, k + 8))
+        h = (h ^ w) * K1
+        h ^= h >> 29
+        k += 8
+    return h
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -199,28 +220,29 @@ def cache_find(cache, data, s, e, h):
     O(CACHE_PROBES + chunk length).
     """
     meta, c_key = cache[0], cache[1]
-    mask = len(meta) - 1
+    mask = len(meta) // META - 1
     base = h & mask
     length = e - s
     empty = -1
     victim = base
     for t in range(CACHE_PROBES):
         slot = (base + t) & mask
-        if meta[slot, BYTES] < 0:
+        m = slot * META
+        if meta[m + BYTES] < 0:
             if empty < 0:
                 empty = slot
             continue
-        if meta[slot, HASH] == h and meta[slot, BYTES] == length and \
-                same_bytes(data, s, c_key, slot * CACHE_KEY, length):
-            if meta[slot, USES] < 1 << 20:
-                meta[slot, USES] += 1
+        if meta[m + HASH] == h and meta[m + BYTES] == length and \
+                _same_key(data, s, c_key, slot * CACHE_KEY, length):
+            if meta[m + USES] < 1 << 20:
+                meta[m + USES] += 1
             return slot
-        if meta[slot, USES] < meta[victim, USES]:
+        if meta[m + USES] < meta[victim * META + USES]:
             victim = slot
     if empty >= 0:
         return -1 - empty
     for t in range(CACHE_PROBES):
-        meta[(base + t) & mask, USES] >>= 1
+        meta[((base + t) & mask) * META + USES] >>= 1
     return -1 - victim
 
 
@@ -228,7 +250,7 @@ def cache_find(cache, data, s, e, h):
 def cache_get(cache, slot, out, j):
     """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
     meta, c_ids = cache[0], cache[2]
-    n = meta[slot, IDS]
+    n = meta[slot * META + IDS]
     base = slot * CACHE_IDS
     for k in range(n):
         out[j + k] = c_ids[base + k]
@@ -239,10 +261,11 @@ def cache_get(cache, slot, out, j):
 def cache_put(cache, slot, data, s, e, h, out, j, n):
     """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
     meta, c_key, c_ids = cache[0], cache[1], cache[2]
-    meta[slot, HASH] = h
-    meta[slot, BYTES] = e - s
-    meta[slot, IDS] = n
-    meta[slot, USES] = 1
+    m = slot * META
+    meta[m + HASH] = h
+    meta[m + BYTES] = e - s
+    meta[m + IDS] = n
+    meta[m + USES] = 1
     base = slot * CACHE_KEY
     for k in range(e - s):
         c_key[base + k] = data[s + k]
@@ -252,9 +275,20 @@ def cache_put(cache, slot, data, s, e, h, out, j, n):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def general_put(cache, data, s, e, out, j, n):
-    """Keep chunk ``data[s:e]`` -> ``out[j:j + n]`` in the general cache (unless there already)."""
-    h = chunk_hash(data, s, e)
+def general_put(cache, data, s, e, h, out, j, n):
+    """Keep chunk ``data[s:e]`` (:func:`general_hash` ``h``) -> ``out[j:j + n]`` in the general
+    cache (unless there already)."""
     slot = cache_find(cache, data, s, e, h)
     if slot < 0:
         cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def general_prefetch(cache, h):
+    """Start loading what a hit in the first slot probed for hash ``h`` reads: its meta
+    words, its bytes' first line and its ids' first two (32 ids)."""
+    slot = h & (len(cache[0]) // META - 1)
+    prefetch(cache[0], slot * META)
+    prefetch(cache[1], slot * CACHE_KEY)
+    prefetch(cache[2], slot * CACHE_IDS)
+    prefetch(cache[2], slot * CACHE_IDS + 16)

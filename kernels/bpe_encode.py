@@ -29,9 +29,9 @@ from numba import njit
 
 from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
                                          IN_GENERAL, IN_WIDE, WIDE_IDS, WIDE_KEY, WIDE_WORDS,
-                                         cache_find, cache_get, cache_put, chunk_hash,
-                                         general_put, line_get, line_key, line_put, line_set,
-                                         same_bytes, wide_key)
+                                         cache_find, cache_get, cache_put, general_hash,
+                                         general_prefetch, general_put, line_get, line_key,
+                                         line_put, line_set, same_bytes, wide_key)
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
 from corpustok.kernels.bpe_premerge import premerge
@@ -48,9 +48,11 @@ LONG = 2 * CACHE_KEY  # the most symbols a chunk the cache can keep has (utf16: 
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
 BLOCK = 64  # chunks split before they are encoded
 AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
-KEY_WORDS = 5  # a chunk split ahead: its key (4 words; a fast key: 2, then its wide set
-# and whether to fetch that too), then its set's first word << 2 | part
+KEY_WORDS = 6  # a chunk split ahead: its key (4 words; a fast key: 2, then its wide set
+# and whether to fetch that too), then its set's first word << 3 | GENERAL_HINT | part, then
+# its general_hash
 FAST_PART, WIDE_PART = 1, 2  # the inline part a chunk's key is for (0: neither)
+GENERAL_HINT = 4  # the chunk's ids may be in the general part: fetch its first slot too
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -103,29 +105,29 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _wide_miss(merger, cache, data, s, e, out, j, k1, k2, k3, k4, first):
+def _wide_miss(merger, cache, data, s, e, h, out, j, k1, k2, k3, k4, first):
     """Merge chunk ``data[s:e]``, missing from the wide part (wide key ``(k1 .. k4)``, set
-    ``first``), and keep its ids: a result of more than :data:`WIDE_IDS` ids goes to the
-    general part, and the wide entry records only that."""
+    ``first``, general hash ``h``), and keep its ids: a result of more than :data:`WIDE_IDS`
+    ids goes to the general part, and the wide entry records only that."""
     n = _merge_chunk(merger, data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
-        _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first)
+        _keep_wide(cache, data, s, e, h, out, j, n, k1, k2, k3, k4, first)
     return n
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _keep_wide(cache, data, s, e, out, j, n, k1, k2, k3, k4, first):
+def _keep_wide(cache, data, s, e, h, out, j, n, k1, k2, k3, k4, first):
     """Keep the ``n`` ids (at most :data:`CACHE_IDS`) at ``out[j:]`` of chunk ``data[s:e]``,
-    of wide key ``(k1 .. k4)`` and set ``first``: in the wide part, or in the general
-    one with the wide entry saying so."""
+    of wide key ``(k1 .. k4)``, set ``first`` and general hash ``h``: in the wide part, or in
+    the general one with the wide entry saying so."""
     if n > WIDE_IDS:
-        general_put(cache, data, s, e, out, j, n)
+        general_put(cache, data, s, e, h, out, j, n)
     line_put(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j,
              n if n <= WIDE_IDS else IN_GENERAL)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_miss(model, cache, work, data, s, e, out, j, k1, k2, first, wide_first):
+def _fast_miss(model, cache, work, data, s, e, h, out, j, k1, k2, first, wide_first):
     """Merge chunk ``data[s:e]``, missing from the fast part (fast key ``(k1, k2)``, sets at
     ``first`` and ``wide_first``), and keep its ids: a result of more than :data:`FAST_IDS`
     ids is kept as :func:`_wide_miss` keeps it, and the fast entry records only that
@@ -135,7 +137,7 @@ def _fast_miss(model, cache, work, data, s, e, out, j, k1, k2, first, wide_first
     if 0 <= n <= CACHE_IDS:
         if n > FAST_IDS:
             w1, w2, w3, w4 = wide_key(k1, k2)
-            _keep_wide(cache, data, s, e, out, j, n, w1, w2, w3, w4, wide_first)
+            _keep_wide(cache, data, s, e, h, out, j, n, w1, w2, w3, w4, wide_first)
         line_put(cache[3], first, FAST_WORDS, k1, k2, 0, 0, out, j,
                  n if n <= FAST_IDS else IN_WIDE)
     return n
@@ -222,13 +224,12 @@ def _merge_chunk(merger, data, s, e, out, j):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _general_chunk(merger, cache, data, s, e, out, j):
+def _general_chunk(merger, cache, data, s, e, h, out, j):
     """:func:`_merge_chunk` through the general cache, which keeps what the inline parts
     cannot: chunks of more than :data:`WIDE_KEY` bytes (up to :data:`CACHE_KEY`) or more than
-    :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`)."""
+    :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`); ``h``: the chunk's :func:`general_hash`."""
     if e - s > CACHE_KEY:
         return _merge_chunk(merger, data, s, e, out, j)
-    h = chunk_hash(data, s, e)
     slot = cache_find(cache, data, s, e, h)
     if slot >= 0:
         return cache_get(cache, slot, out, j)
@@ -250,26 +251,27 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
     where = keys[b + 4]
     part = where & 3
     if part == 0:
-        return _general_chunk(_merger(model, work), cache, data, s, e, out, j)
+        return _general_chunk(_merger(model, work), cache, data, s, e, keys[b + 5], out, j)
     k1, k2 = keys[b], keys[b + 1]
     if part == FAST_PART:
-        n = line_get(cache[3], where >> 2, FAST_WORDS, k1, k2, 0, 0, out, j)
+        n = line_get(cache[3], where >> 3, FAST_WORDS, k1, k2, 0, 0, out, j)
         if n != IN_WIDE:
             if n >= 0:
                 return n
-            return _fast_miss(model, cache, work, data, s, e, out, j, k1, k2, where >> 2,
-                              keys[b + 2])
+            return _fast_miss(model, cache, work, data, s, e, keys[b + 5], out, j, k1, k2,
+                              where >> 3, keys[b + 2])
         first = keys[b + 2]
         k1, k2, k3, k4 = wide_key(k1, k2)
     else:
-        first = where >> 2
+        first = where >> 3
         k3, k4 = keys[b + 2], keys[b + 3]
     n = line_get(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j)
     if n == IN_GENERAL:
-        return _general_chunk(_merger(model, work), cache, data, s, e, out, j)
+        return _general_chunk(_merger(model, work), cache, data, s, e, keys[b + 5], out, j)
     if n >= 0:
         return n
-    return _wide_miss(_merger(model, work), cache, data, s, e, out, j, k1, k2, k3, k4, first)
+    return _wide_miss(_merger(model, work), cache, data, s, e, keys[b + 5], out, j, k1, k2, k3,
+                      k4, first)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -278,13 +280,15 @@ def _prefetch_set(cache, keys, b):
     ``keys[b:]``, and a fast chunk's wide set too where its ids may be there."""
     where = keys[b + 4]
     if where & 3 == FAST_PART:
-        prefetch(cache[3], where >> 2)
+        prefetch(cache[3], where >> 3)
         if keys[b + 3]:
             prefetch(cache[4], keys[b + 2])
             prefetch(cache[4], keys[b + 2] + WIDE_WORDS)
     elif where & 3 == WIDE_PART:
-        prefetch(cache[4], where >> 2)
-        prefetch(cache[4], (where >> 2) + WIDE_WORDS)
+        prefetch(cache[4], where >> 3)
+        prefetch(cache[4], (where >> 3) + WIDE_WORDS)
+    if where & GENERAL_HINT:
+        general_prefetch(cache, keys[b + 5])
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -343,12 +347,21 @@ def _encode_run(model, cache, work, data, offsets, d, i, last, stop, streaming, 
                 keys[b], keys[b + 1], _, _, h = line_key(data, s, e, FAST_WORDS)
                 keys[b + 2] = line_set(cache[4], WIDE_WORDS, h)
                 # more ids than a fast entry holds: mostly non-ASCII chunks of 6 bytes or more
-                keys[b + 3] = e - s > FAST_IDS and (keys[b] | keys[b + 1]) & HIGH_BITS != 0
-                keys[b + 4] = line_set(cache[3], FAST_WORDS, h) << 2 | FAST_PART
+                high = (keys[b] | keys[b + 1]) & HIGH_BITS != 0
+                keys[b + 3] = e - s > FAST_IDS and high
+                keys[b + 4] = line_set(cache[3], FAST_WORDS, h) << 3 | FAST_PART | \
+                    (GENERAL_HINT if high and e - s > WIDE_IDS else 0)
+                keys[b + 5] = h
             elif e - s <= WIDE_KEY:
                 keys[b], keys[b + 1], keys[b + 2], keys[b + 3], h = line_key(
                     data, s, e, WIDE_WORDS)
-                keys[b + 4] = line_set(cache[4], WIDE_WORDS, h) << 2 | WIDE_PART
+                high = (keys[b] | keys[b + 1] | keys[b + 2] | keys[b + 3]) & HIGH_BITS != 0
+                keys[b + 4] = line_set(cache[4], WIDE_WORDS, h) << 3 | WIDE_PART | \
+                    (GENERAL_HINT if high else 0)
+                keys[b + 5] = h
+            elif e - s <= CACHE_KEY:
+                keys[b + 4] = GENERAL_HINT
+                keys[b + 5] = general_hash(data, s, e)
             if c < AHEAD:
                 _prefetch_set(cache, keys, b)
             s = e
