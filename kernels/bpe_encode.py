@@ -198,8 +198,9 @@ def _merger(model, work):
 def _merge_chunk(merger, data, s, e, out, j):
     """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the work arrays ``ids``
     and ``rank`` of ``merger`` (:func:`_merger`), or, from :data:`SHORT` symbols up to
-    :data:`LONG`, by :func:`merge_long` in its arrays (``long``); returns their count, or -1 for a chunk
-    of more than :data:`WORK` bytes or :data:`LONG` symbols (then :func:`encode_long_chunk`).
+    :data:`LONG`, by :func:`merge_long` in its arrays (``long``); returns their count, or -1
+    for a chunk of more than :data:`WORK` bytes or :data:`LONG` symbols (then
+    :func:`encode_long_chunk`).
     O(m^2) for m <= 48 symbols, O(m log m) above."""
     substrate, sym_id, pairs, whole, pre, ids, rank, long = merger
     if e - s > WORK:
@@ -277,7 +278,8 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _prefetch_set(cache, keys, b):
     """Start loading the inline set (both lines of a wide one) of the chunk whose key is at
-    ``keys[b:]``, and a fast chunk's wide set too where its ids may be there."""
+    ``keys[b:]``, a fast chunk's wide set too where its ids may be there, and the general
+    part's first slot for the chunk's hash where they may be there (:data:`GENERAL_HINT`)."""
     where = keys[b + 4]
     if where & 3 == FAST_PART:
         prefetch(cache[3], where >> 3)
@@ -362,6 +364,8 @@ def _encode_run(model, cache, work, data, offsets, d, i, last, stop, streaming, 
             elif e - s <= CACHE_KEY:
                 keys[b + 4] = GENERAL_HINT
                 keys[b + 5] = general_hash(data, s, e)
+            else:  # not cached: merged on every sighting
+                keys[b + 5] = 0
             if c < AHEAD:
                 _prefetch_set(cache, keys, b)
             s = e
