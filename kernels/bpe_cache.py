@@ -44,22 +44,16 @@ BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 @njit(nogil=True, cache=True, _nrt=False)
 def same_bytes(a, i, b, j, n):
-    """Whether ``a[i:i + n]`` equals ``b[j:j + n]``. O(n)."""
-    for k in range(n):
-        if a[i + k] != b[j + k]:
-            return False
-    return True
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _same_key(data, s, c_key, base, n):
-    """Whether ``data[s:s + n]`` equals ``c_key[base:base + n]``, 8 bytes at a time. O(n)."""
+    """Whether ``a[i:i + n]`` equals ``b[j:j + n]``, 8 bytes at a time. O(n)."""
     k = 0
     while k + 8 <= n:
-        if load_word(data, s + k) != load_word(c_key, base + k):
+        if load_word(a, i + k) != load_word(b, j + k):
             return False
         k += 8
-    return same_bytes(data, s + k, c_key, base + k, n - k)
+    for t in range(k, n):
+        if a[i + t] != b[j + t]:
+            return False
+    return True
 
 
 def chunk_cache(slots):
@@ -122,13 +116,11 @@ def line_key(data, s, e, words):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def general_hash(data, s, e):
-    """The general part's hash of chunk ``data[s:e]``: :func:`line_key`'s for a chunk of at
-    most :data:`WIDE_KEY` bytes (which the encoder has already computed for the inline
-    parts), else a multiply-xor over its 8-byte words and its length. O(e - s) / 8."""
-    length = e - s
-    if length <= WIDE_KEY:
-        return line_key(data, s, e, WIDE_WORDS)[4]
-    h = np.int64(length) * K3
+    """The general part's hash of a chunk ``data[s:e]`` of more than :data:`WIDE_KEY` bytes:
+    a multiply-xor over its 8-byte words and its length. A shorter chunk (one the inline
+    parts send there) is hashed by :func:`line_key`, which the encoder has already run on it.
+    O(e - s) / 8."""
+    h = np.int64(e - s) * K3
     k = s
     while k < e:
         w = _word(data, k, e - k) if k + 8 <= len(data) else _pack(data, k, min(e, k + 8))
@@ -210,6 +202,12 @@ def _inline_id(out, j, k, m):
     return np.int64(out[j + k]) & INLINE_ID if k < m else np.int64(0)
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _first_slot(cache, h):
+    """The first general slot probed for hash ``h``."""
+    return h & (len(cache[0]) // META - 1)
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def cache_find(cache, data, s, e, h):
     """Slot holding chunk ``data[s:e]`` (hash ``h``), or ``-1 - slot`` of the slot to fill.
@@ -221,7 +219,7 @@ def cache_find(cache, data, s, e, h):
     """
     meta, c_key = cache[0], cache[1]
     mask = len(meta) // META - 1
-    base = h & mask
+    base = _first_slot(cache, h)
     length = e - s
     empty = -1
     victim = base
@@ -233,7 +231,7 @@ def cache_find(cache, data, s, e, h):
                 empty = slot
             continue
         if meta[m + HASH] == h and meta[m + BYTES] == length and \
-                _same_key(data, s, c_key, slot * CACHE_KEY, length):
+                same_bytes(data, s, c_key, slot * CACHE_KEY, length):
             if meta[m + USES] < 1 << 20:
                 meta[m + USES] += 1
             return slot
@@ -276,8 +274,9 @@ def cache_put(cache, slot, data, s, e, h, out, j, n):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def general_put(cache, data, s, e, h, out, j, n):
-    """Keep chunk ``data[s:e]`` (:func:`general_hash` ``h``) -> ``out[j:j + n]`` in the general
-    cache (unless there already)."""
+    """Keep chunk ``data[s:e]`` (hash ``h``: :func:`line_key`'s up to :data:`WIDE_KEY` bytes,
+    :func:`general_hash`'s beyond) -> ``out[j:j + n]`` in the general cache (unless there
+    already)."""
     slot = cache_find(cache, data, s, e, h)
     if slot < 0:
         cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
@@ -287,7 +286,7 @@ def general_put(cache, data, s, e, h, out, j, n):
 def general_prefetch(cache, h):
     """Start loading what a hit in the first slot probed for hash ``h`` reads: its meta
     words, its bytes' first line and its ids' first two (32 ids)."""
-    slot = h & (len(cache[0]) // META - 1)
+    slot = _first_slot(cache, h)
     prefetch(cache[0], slot * META)
     prefetch(cache[1], slot * CACHE_KEY)
     prefetch(cache[2], slot * CACHE_IDS)

@@ -50,7 +50,7 @@ BLOCK = 64  # chunks split before they are encoded
 AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
 KEY_WORDS = 6  # a chunk split ahead: its key (4 words; a fast key: 2, then its wide set
 # and whether to fetch that too), then its set's first word << 3 | GENERAL_HINT | part, then
-# its general_hash
+# its hash in the general part (line_key's up to WIDE_KEY bytes, general_hash's beyond)
 FAST_PART, WIDE_PART = 1, 2  # the inline part a chunk's key is for (0: neither)
 GENERAL_HINT = 4  # the chunk's ids may be in the general part: fetch its first slot too
 
@@ -127,13 +127,13 @@ def _keep_wide(cache, data, s, e, h, out, j, n, k1, k2, k3, k4, first):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _fast_miss(model, cache, work, data, s, e, h, out, j, k1, k2, first, wide_first):
+def _fast_miss(merger, cache, data, s, e, h, out, j, k1, k2, first, wide_first):
     """Merge chunk ``data[s:e]``, missing from the fast part (fast key ``(k1, k2)``, sets at
     ``first`` and ``wide_first``), and keep its ids: a result of more than :data:`FAST_IDS`
     ids is kept as :func:`_wide_miss` keeps it, and the fast entry records only that
     (:data:`IN_WIDE`), so a miss never probes the other parts first. Inlined: the miss of
     nearly every new chunk, which then makes one call (the merge) instead of two."""
-    n = _merge_chunk(_merger(model, work), data, s, e, out, j)
+    n = _merge_chunk(merger, data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
         if n > FAST_IDS:
             w1, w2, w3, w4 = wide_key(k1, k2)
@@ -228,7 +228,8 @@ def _merge_chunk(merger, data, s, e, out, j):
 def _general_chunk(merger, cache, data, s, e, h, out, j):
     """:func:`_merge_chunk` through the general cache, which keeps what the inline parts
     cannot: chunks of more than :data:`WIDE_KEY` bytes (up to :data:`CACHE_KEY`) or more than
-    :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`); ``h``: the chunk's :func:`general_hash`."""
+    :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`); ``h``: the chunk's hash there (see
+    :data:`KEY_WORDS`)."""
     if e - s > CACHE_KEY:
         return _merge_chunk(merger, data, s, e, out, j)
     slot = cache_find(cache, data, s, e, h)
@@ -259,8 +260,8 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
         if n != IN_WIDE:
             if n >= 0:
                 return n
-            return _fast_miss(model, cache, work, data, s, e, keys[b + 5], out, j, k1, k2,
-                              where >> 3, keys[b + 2])
+            return _fast_miss(_merger(model, work), cache, data, s, e, keys[b + 5], out, j,
+                              k1, k2, where >> 3, keys[b + 2])
         first = keys[b + 2]
         k1, k2, k3, k4 = wide_key(k1, k2)
     else:
