@@ -167,8 +167,8 @@ def encode_long_chunk(data, s, e, model, out, j):
     """Encode a chunk too long for the work arrays in place in ``out[j:]`` (which has room for
     its base symbols) with :func:`merge_long`, or from :data:`BUCKET_MIN` symbols with
     :func:`merge_buckets` where the pair table allows it; returns the number of ids. O(m log
-    m) time (O(m) by buckets) and 32 bytes of work memory per symbol for m symbols (by
-    buckets too, and 8 bytes per order value).
+    m) time (O(m) by buckets) and 28 bytes of work memory per symbol for m symbols (by
+    buckets 36, and 8 bytes per order value).
 
     It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
     is compiled without NRT too, and its work arrays are never freed.

@@ -331,66 +331,68 @@ def merge_long(ids, n, pairs, rank, nxt, prv, heap):
     return _compact(ids, nxt, n)
 
 
+NODE = 4  # merge_buckets' int32 fields of a position, side by side: one line holds them all
+N_ID, N_RANK, N_NEXT, N_PREV = 0, 1, 2, 3  # its id, its pair's order value, its neighbours
+
+
 @njit(nogil=True, cache=True)
 def bucket_work(n, values):
     """Work arrays of :func:`merge_buckets` for ``n`` symbols and ``values`` order values:
-    ``(rank, nxt, prv, ends, order, extra_pos, extra_next, extra_head)``, int32; 32 bytes per
-    symbol and 8 per value."""
+    ``(node, ends, order, extra, extra_head)``, int32: the positions' fields side by side
+    (:data:`NODE`), where each value's run of initial pairs ends, those pairs by value, and
+    the linked entries ``(position, next)`` of the pairs merging makes (at most two a merge);
+    36 bytes per symbol and 8 per value (huge pages for each array from 16 MB)."""
     if n >= 2**31 - 1:  # int32 links, as long_work
         raise ValueError("a single pre-token chunk of 2**31 symbols or more")
-    rank, nxt, prv = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32)
-    order, extra_pos, extra_next = np.empty(n, np.int32), np.empty(2 * n, np.int32), \
-        np.empty(2 * n, np.int32)
-    advise_huge_pages(rank)  # before their pages are first touched
-    advise_huge_pages(nxt)
-    advise_huge_pages(prv)
+    node, order, extra = np.empty(NODE * n, np.int32), np.empty(n, np.int32), \
+        np.empty(4 * n, np.int32)
+    advise_huge_pages(node)  # before their pages are first touched
     advise_huge_pages(order)
-    advise_huge_pages(extra_pos)
-    advise_huge_pages(extra_next)
-    return (rank, nxt, prv, np.zeros(values + 1, np.int32), order, extra_pos, extra_next,
-            np.full(values, -1, np.int32))
+    advise_huge_pages(extra)
+    return node, np.zeros(values + 1, np.int32), order, extra, np.full(values, -1, np.int32)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _repair(ids, n, k, pairs, rank, extra_pos, extra_next, extra_head, used, j):
-    """Set ``rank[k]`` to the order value of the pair at live position ``k`` (whose right
-    neighbour is ``j``) and file ``k`` under it (a later entry of the bucket); returns
-    ``(value or -1, entries used)``."""
-    r = NO_RANK if j >= n else _order(pairs[3], pairs[0], ids[k], ids[j])
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _file(node, n, k, j, pairs, extra, extra_head, used):
+    """Set the order value of the pair at live position ``k`` (whose right neighbour is
+    ``j``) and file ``k`` under it (a later entry of the bucket); returns ``(value or -1,
+    entries used)``."""
+    r = NO_RANK if j >= n else _order(pairs[3], pairs[0], node[NODE * k], node[NODE * j])
     if r == NO_RANK:
-        rank[k] = STALE
+        node[NODE * k + N_RANK] = STALE
         return -1, used
-    rank[k] = r
-    extra_pos[used] = k
-    extra_next[used] = extra_head[r]
+    node[NODE * k + N_RANK] = r
+    extra[2 * used] = k
+    extra[2 * used + 1] = extra_head[r]
     extra_head[r] = used
     return r, used + 1
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi):
+def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
     """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
     (the leftmost-first rule); returns ``(entries used, highest value filed)``."""
-    new_of_rank = pairs[1]
-    extra_pos, extra_next, extra_head = extra
-    while prv[k] >= 0 and rank[prv[k]] == v:  # to the chain's left end
-        k = prv[k]
-    t = merged_id(new_of_rank, v)
+    while True:  # to the chain's left end
+        p = node[NODE * k + N_PREV]
+        if p < 0 or node[NODE * p + N_RANK] != v:
+            break
+        k = p
+    t = merged_id(pairs[1], v)
     while True:  # merge along the chain
-        q = nxt[k]
-        rank[q] = STALE  # q is gone: its entries are stale
-        ids[k] = t
-        r = nxt[q]
-        nxt[k] = r
+        q = node[NODE * k + N_NEXT]
+        r = node[NODE * q + N_NEXT]
+        node[NODE * q + N_RANK] = STALE  # q is gone: its entries are stale
+        node[NODE * k + N_ID] = t
+        node[NODE * k + N_NEXT] = r
+        nk = STALE  # the chain goes on at r if r's pair is of v
         if r < n:
-            prv[r] = k
-        nk = rank[r] if r < n else STALE  # the chain goes on at r if r's pair is of v
-        got, used = _repair(ids, n, k, pairs, rank, extra_pos, extra_next, extra_head, used, r)
+            node[NODE * r + N_PREV] = k
+            nk = node[NODE * r + N_RANK]
+        got, used = _file(node, n, k, r, pairs, extra, extra_head, used)
         hi = max(hi, got)
-        p = prv[k]
+        p = node[NODE * k + N_PREV]
         if p >= 0:
-            got, used = _repair(ids, n, p, pairs, rank, extra_pos, extra_next, extra_head,
-                                used, k)
+            got, used = _file(node, n, p, k, pairs, extra, extra_head, used)
             hi = max(hi, got)
         if nk != v:
             return used, hi
@@ -398,8 +400,7 @@ def _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_buckets(ids, n, pairs, rank, nxt, prv, ends, order, extra_pos, extra_next,
-                  extra_head):
+def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
     """Merge ``ids[:n]`` in place like :func:`merge_long`, in O(n + order values): the
     buckets of order values are emptied lowest first. Exact only for a table whose
     ``buckets`` is not 0: a merge then makes only pairs of higher values, so a bucket, once
@@ -408,62 +409,64 @@ def merge_buckets(ids, n, pairs, rank, nxt, prv, ends, order, extra_pos, extra_n
     does.
 
     A bucket is the initial pairs of its value, sorted by position (a counting sort into
-    ``order``, ``ends`` marking where each value's run ends), walked in order with the lines
-    of the positions a few entries ahead prefetched (their memory waits overlap), then the
-    pairs merging made, filed in the linked ``extra_*`` entries and walked with a second
+    ``order``, ``ends`` marking where each value's run ends), walked in order with the line
+    of the position a few entries ahead prefetched (their memory waits overlap), then the
+    pairs merging made, filed in the linked ``extra`` entries and walked with a second
     pointer as far ahead, prefetching too; an entry whose position no longer holds a pair of
-    that value is skipped. Work arrays of :func:`bucket_work`."""
+    that value is skipped. A position's id, value and links share one line (``node``): a
+    run of millions of symbols outgrows the caches, and a merge step then waits on one line
+    instead of four. Work arrays of :func:`bucket_work`."""
     slots, grid = pairs[0], pairs[3]
-    _link(nxt, prv, n)
     values = len(extra_head)
     lo = values
     hi = -1
-    for k in range(n):  # the initial pairs, counted by value
+    for k in range(n):  # the list of positions and the initial pairs, counted by value
+        node[NODE * k + N_ID] = ids[k]
+        node[NODE * k + N_NEXT] = k + 1
+        node[NODE * k + N_PREV] = k - 1
         r = NO_RANK if k + 1 >= n else _order(grid, slots, ids[k], ids[k + 1])
         if r == NO_RANK:
-            rank[k] = STALE
+            node[NODE * k + N_RANK] = STALE
             continue
-        rank[k] = r
+        node[NODE * k + N_RANK] = r
         ends[r + 1] += 1
         lo = min(lo, r)
         hi = max(hi, r)
     for v in range(values):  # ends[v]: where value v's run starts
         ends[v + 1] += ends[v]
     for k in range(n):  # ends[v]: where it ends
-        if rank[k] != STALE:
-            order[ends[rank[k]]] = k
-            ends[rank[k]] += 1
-    extra = (extra_pos, extra_next, extra_head)
+        r = node[NODE * k + N_RANK]
+        if r != STALE:
+            order[ends[r]] = k
+            ends[r] += 1
     used = 0
     v = lo
     while v <= hi:
         b = ends[v]
         for i in range(ends[v - 1] if v > 0 else 0, b):
             if i + PREFETCH_AHEAD < b:
-                p = order[i + PREFETCH_AHEAD]
-                prefetch(rank, p)
-                prefetch(prv, p)
-                prefetch(nxt, p)
-                prefetch(ids, p)
+                prefetch(node, NODE * order[i + PREFETCH_AHEAD])
             k = order[i]
-            if rank[k] == v:
-                used, hi = _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi)
+            if node[NODE * k + N_RANK] == v:
+                used, hi = _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi)
         e = extra_head[v]
         ahead = e  # the entry PREFETCH_AHEAD further down the list (no merge changes it)
         for _ in range(PREFETCH_AHEAD):
             if ahead >= 0:
-                ahead = extra_next[ahead]
+                ahead = extra[2 * ahead + 1]
         while e >= 0:
             if ahead >= 0:
-                p = extra_pos[ahead]
-                prefetch(rank, p)
-                prefetch(prv, p)
-                prefetch(nxt, p)
-                prefetch(ids, p)
-                ahead = extra_next[ahead]
-            k = extra_pos[e]
-            if rank[k] == v:
-                used, hi = _merge_chain(ids, nxt, prv, rank, n, k, v, pairs, extra, used, hi)
-            e = extra_next[e]
+                prefetch(node, NODE * extra[2 * ahead])
+                ahead = extra[2 * ahead + 1]
+            k = extra[2 * e]
+            if node[NODE * k + N_RANK] == v:
+                used, hi = _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi)
+            e = extra[2 * e + 1]
         v += 1
-    return _compact(ids, nxt, n)
+    m = 0  # the live positions' ids to the front of ids
+    k = 0
+    while k < n:
+        ids[m] = node[NODE * k + N_ID]
+        m += 1
+        k = node[NODE * k + N_NEXT]
+    return m
