@@ -166,9 +166,9 @@ def _whole_token(data, s, e, substrate, whole, sym):
 def encode_long_chunk(data, s, e, model, out, j):
     """Encode a chunk too long for the work arrays in place in ``out[j:]`` (which has room for
     its base symbols) with :func:`merge_long`, or from :data:`BUCKET_MIN` symbols with
-    :func:`merge_buckets` where the pair table allows it; returns the number of ids. O(m log
-    m) time (O(m) by buckets) and 28 bytes of work memory per symbol for m symbols (by
-    buckets 36, and 8 bytes per order value).
+    :func:`merge_buckets` unless that refuses the chunk; returns the number of ids. O(m log
+    m) time (O(m) by buckets) and 32 bytes of work memory per symbol for m symbols (by
+    buckets 36, and 8 bytes per order value; a refused chunk then costs both).
 
     It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
     is compiled without NRT too, and its work arrays are never freed.
@@ -181,10 +181,11 @@ def encode_long_chunk(data, s, e, model, out, j):
             return 1
     ids = out[j:]
     n = premerge(ids, chunk_symbols(data, s, e, substrate, sym_id, ids), pre, pairs[1])
-    if n >= BUCKET_MIN and pairs[2] > 0:
-        return merge_buckets(ids, n, pairs, *bucket_work(n, pairs[2]))
-    rank, nxt, prv, heap = long_work(n)
-    return merge_long(ids, n, pairs, rank, nxt, prv, heap)
+    if n >= BUCKET_MIN:
+        m = merge_buckets(ids, n, pairs, *bucket_work(n, pairs[2]))
+        if m >= 0:
+            return m
+    return merge_long(ids, n, pairs, *long_work(n))
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -215,8 +216,7 @@ def _merge_chunk(merger, data, s, e, out, j):
         return -1
     n = premerge(ids, n, pre, pairs[1])
     if n > SHORT:
-        l_rank, nxt, prv, heap = long
-        n = merge_long(ids, n, pairs, l_rank, nxt, prv, heap)
+        n = merge_long(ids, n, pairs, long[0], long[1])
     else:
         n = merge_short(ids, n, pairs, rank)
     for k in range(n):

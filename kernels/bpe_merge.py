@@ -7,9 +7,9 @@ in a second array; beside it a dense grid answers pairs of two ids below :data:`
 bytes and the first merges: three lookups in four) with one load, no hashing or probing. A
 short chunk is merged by a quadratic scan (:func:`merge_short`), a longer one with a heap
 over a linked list in O(n log n) (:func:`merge_long`), a very long one in linear time with
-one bucket per order value (:func:`merge_buckets`) where the vocabulary allows it; all apply
-the lowest-rank pair first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and
-GPT-2's ``bpe()``.
+one bucket per order value (:func:`merge_buckets`) unless the chunk makes a merge the
+buckets cannot order (a rank file's token made from later tokens); all apply the lowest-rank
+pair first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 """
 import numpy as np
 from numba import njit
@@ -23,12 +23,14 @@ LOW32 = np.int64(0xFFFFFFFF)
 STALE = -1  # merge_long's rank of a position whose pair is gone (ranks are >= 0)
 ID_BITS = 21  # ids and ranks below 2**21: a slot packs left, right and rank in 63 bits
 ID_MASK = np.int64((1 << ID_BITS) - 1)
-BUCKET_MIN = 1 << 14  # symbols from which a chunk is merged by buckets (where allowed)
+BUCKET_MIN = 1 << 14  # symbols from which a chunk is merged by buckets first
 PREFETCH_AHEAD = 16  # bucket entries whose positions' lines are fetched ahead of their turn
 NO_KEY = np.int64(1) << 60  # merge_short's key of no pair (keys of pairs are below 2**37)
 SOME_KEY = np.int64(1) << 59  # above every key of a pair, below NO_KEY shifted 65,535 times
 GRID_BITS = 9
 GRID = 1 << GRID_BITS  # pairs of ids below this are answered by the dense grid (1 MB)
+NODE = 4  # int32 fields of a position in the long merges, side by side: one line holds them
+N_ID, N_RANK, N_NEXT, N_PREV = 0, 1, 2, 3  # its id, its pair's order value, its neighbours
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -74,9 +76,9 @@ def build_pair_table(left, right, new_id, rank=None):
     tiktoken's is the merged token's rank, shared by every pair that makes it). When merged
     ids increase with rank, a slot holds the merged id as the order value and ``new_of_rank``
     is empty: a lookup reads one int64 and nothing else (see :func:`merged_id`). ``buckets``:
-    the number of order values when :func:`merge_buckets` is exact for this table, else 0
-    (see :func:`_bucket_count`). ``grid[a * GRID + b]``: the order value of the pair ``(a, b)`` of
-    ids below :data:`GRID`, -1 when they do not merge (see :func:`_order`)."""
+    the number of order values (:func:`merge_buckets`' buckets). ``grid[a * GRID + b]``: the
+    order value of the pair ``(a, b)`` of ids below :data:`GRID`, -1 when they do not merge
+    (see :func:`_order`)."""
     left, right, new_id = (np.asarray(a, np.int64) for a in (left, right, new_id))
     rank = np.arange(len(left), dtype=np.int64) if rank is None else np.asarray(rank, np.int64)
     for name, a in (("token id", np.concatenate([left, right, new_id])), ("merge rank", rank)):
@@ -96,7 +98,7 @@ def build_pair_table(left, right, new_id, rank=None):
         used = slots >= 0
         slots[used] = (slots[used] & ~ID_MASK) | new_of_rank[slots[used] & ID_MASK]
         new_of_rank = np.empty(0, np.int32)
-    return slots, new_of_rank, _bucket_count(slots, new_of_rank), _grid(slots)
+    return slots, new_of_rank, _bucket_count(slots), _grid(slots)
 
 
 def _grid(slots):
@@ -109,26 +111,10 @@ def _grid(slots):
     return grid
 
 
-def _bucket_count(slots, new_of_rank):
-    """``max order value + 1`` when every pair's order value exceeds the order values of the
-    merges that make its two tokens, else 0. Then a merge of order value ``v`` only makes
-    pairs above ``v``, so the pairs of ``v`` are all there when the first is merged and
-    merging them never waits on another value: what :func:`merge_buckets` needs. It holds
-    for merges learned one after another (a merge joins tokens made before it); a rank file
-    may break it (a token made from a pair of later tokens)."""
+def _bucket_count(slots):
+    """``max order value + 1``: the buckets :func:`merge_buckets` needs (0 with no merges)."""
     used = slots[slots >= 0]
-    if not len(used):
-        return 0
-    value = used & ID_MASK
-    key = used >> ID_BITS
-    left, right = key >> ID_BITS, key & ID_MASK
-    made = value if len(new_of_rank) == 0 else new_of_rank[value].astype(np.int64)
-    top = int(max(left.max(), right.max(), made.max())) + 1
-    made_at = np.full(top, -1, np.int64)  # the highest order value making each token
-    np.maximum.at(made_at, made, value)
-    if np.all(value > made_at[left]) and np.all(value > made_at[right]):
-        return int(value.max()) + 1
-    return 0
+    return int((used & ID_MASK).max()) + 1 if len(used) else 0
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -218,23 +204,25 @@ def merge_short(ids, n, pairs, keys):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _link(nxt, prv, n):
-    """The linked list of ``n`` live positions, each the next one's neighbour."""
+def _link(ids, node, n):
+    """The nodes of ``ids[:n]``: each position live, linked to its neighbours. A long chunk
+    outgrows the caches, and a merge step then waits on one line instead of one an array."""
     for k in range(n):
-        nxt[k] = k + 1
-        prv[k] = k - 1
+        node[NODE * k + N_ID] = ids[k]
+        node[NODE * k + N_NEXT] = k + 1
+        node[NODE * k + N_PREV] = k - 1
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _compact(ids, nxt, n):
-    """Move the live positions' ids (the list from 0 through ``nxt``) to the front of
-    ``ids``; returns their count."""
+def _compact(ids, node, n):
+    """The live positions' ids (the list from 0) to the front of ``ids``; returns their
+    count."""
     m = 0
     k = 0
     while k < n:
-        ids[m] = ids[k]
+        ids[m] = node[NODE * k + N_ID]
         m += 1
-        k = nxt[k]
+        k = node[NODE * k + N_NEXT]
     return m
 
 
@@ -274,65 +262,63 @@ def _heap_pop(heap, size):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _set_pair(ids, nxt, n, k, pairs, rank, heap, size):
+def _set_pair(node, n, k, pairs, heap, size):
     """Look up the pair starting at live position ``k`` and push it when the merges hold it."""
-    q = nxt[k]
-    rank[k] = STALE
+    q = node[NODE * k + N_NEXT]
+    node[NODE * k + N_RANK] = STALE
     if q < n:
-        r = _order(pairs[3], pairs[0], ids[k], ids[q])
+        r = _order(pairs[3], pairs[0], node[NODE * k + N_ID], node[NODE * q + N_ID])
         if r != NO_RANK:
-            rank[k] = r
+            node[NODE * k + N_RANK] = r
             size = _heap_push(heap, size, (r << 32) | k)
     return size
 
 
 @njit(nogil=True, cache=True)
 def long_work(n):
-    """Work arrays of :func:`merge_long` for ``n`` symbols: ``(rank, nxt, prv, heap)``,
-    int32 but for the heap of packed ``(rank << 32) | position``. The heap needs ``2n`` slots:
-    at most ``n - 1`` pairs go in first, and each merge pops one entry and pushes at most two,
-    over at most ``n - 1`` merges. 28 bytes per symbol in all."""
+    """Work arrays of :func:`merge_long` for ``n`` symbols: ``(node, heap)``, the positions'
+    fields (:data:`NODE` int32 each) and the heap of packed ``(rank << 32) | position``. The
+    heap needs ``2n`` slots: at most ``n - 1`` pairs go in first, and each merge pops one entry
+    and pushes at most two, over at most ``n - 1`` merges. 32 bytes per symbol in all."""
     if n >= 2**31 - 1:  # int32 links; such a chunk would need 64 GB of work memory anyway
         raise ValueError("a single pre-token chunk of 2**31 symbols or more")
-    return (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
-            np.empty(2 * n + 1, np.int64))
+    node, heap = np.empty(NODE * n, np.int32), np.empty(2 * n + 1, np.int64)
+    advise_huge_pages(node)  # before their pages are first touched
+    advise_huge_pages(heap)
+    return node, heap
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_long(ids, n, pairs, rank, nxt, prv, heap):
+def merge_long(ids, n, pairs, node, heap):
     """Merge ``ids[:n]`` in place with a min-heap of ``(rank, position)`` over a linked list of
     live positions; returns the new length. Stale heap entries are skipped by checking the
-    position's current pair rank, so each step is O(log n): O(n log n) in all.
+    position's current pair rank (a position merged away has none), so each step is
+    O(log n): O(n log n) in all.
 
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
     sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
-    new_of_rank = pairs[1]
     size = 0
-    _link(nxt, prv, n)
+    _link(ids, node, n)
     for k in range(n):
-        size = _set_pair(ids, nxt, n, k, pairs, rank, heap, size)
+        size = _set_pair(node, n, k, pairs, heap, size)
     while size > 0:
         item, size = _heap_pop(heap, size)
         k = item & LOW32
-        if ids[k] < 0 or rank[k] != item >> 32:
+        if node[NODE * k + N_RANK] != item >> 32:
             continue
-        q = nxt[k]
-        ids[k] = merged_id(new_of_rank, rank[k])
-        ids[q] = -1
-        rank[q] = STALE
-        r = nxt[q]
-        nxt[k] = r
+        q = node[NODE * k + N_NEXT]
+        r = node[NODE * q + N_NEXT]
+        node[NODE * k + N_ID] = merged_id(pairs[1], item >> 32)
+        node[NODE * q + N_RANK] = STALE
+        node[NODE * k + N_NEXT] = r
         if r < n:
-            prv[r] = k
-        size = _set_pair(ids, nxt, n, k, pairs, rank, heap, size)
-        if prv[k] >= 0:
-            size = _set_pair(ids, nxt, n, prv[k], pairs, rank, heap, size)
-    return _compact(ids, nxt, n)
-
-
-NODE = 4  # merge_buckets' int32 fields of a position, side by side: one line holds them all
-N_ID, N_RANK, N_NEXT, N_PREV = 0, 1, 2, 3  # its id, its pair's order value, its neighbours
+            node[NODE * r + N_PREV] = k
+        size = _set_pair(node, n, k, pairs, heap, size)
+        p = node[NODE * k + N_PREV]
+        if p >= 0:
+            size = _set_pair(node, n, p, pairs, heap, size)
+    return _compact(ids, node, n)
 
 
 @njit(nogil=True, cache=True)
@@ -371,7 +357,9 @@ def _file(node, n, k, j, pairs, extra, extra_head, used):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
     """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
-    (the leftmost-first rule); returns ``(entries used, highest value filed)``."""
+    (the leftmost-first rule); returns ``(entries used, highest value filed)``, or ``(-1, _)``
+    at a merge that makes a pair of value ``v`` or lower (the table's order is not one the
+    buckets can follow)."""
     while True:  # to the chain's left end
         p = node[NODE * k + N_PREV]
         if p < 0 or node[NODE * p + N_RANK] != v:
@@ -389,10 +377,14 @@ def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
             node[NODE * r + N_PREV] = k
             nk = node[NODE * r + N_RANK]
         got, used = _file(node, n, k, r, pairs, extra, extra_head, used)
+        if 0 <= got <= v:
+            return -1, hi
         hi = max(hi, got)
         p = node[NODE * k + N_PREV]
         if p >= 0:
             got, used = _file(node, n, p, k, pairs, extra, extra_head, used)
+            if 0 <= got <= v:
+                return -1, hi
             hi = max(hi, got)
         if nk != v:
             return used, hi
@@ -401,29 +393,28 @@ def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
-    """Merge ``ids[:n]`` in place like :func:`merge_long`, in O(n + order values): the
-    buckets of order values are emptied lowest first. Exact only for a table whose
-    ``buckets`` is not 0: a merge then makes only pairs of higher values, so a bucket, once
+    """Merge ``ids[:n]`` in place like :func:`merge_long`, in O(n + order values), and return
+    the new length; or return -1, ``ids`` untouched, at the first merge that makes a pair of
+    its own order value or lower. The buckets of order values are emptied lowest first. That
+    is BPE's order as long as each merge makes only pairs of higher values: a bucket, once
     reached, gets no more positions, and the pairs of one value touch each other only in
     chains of consecutive pairs, each merged from its left end, as the leftmost-first rule
-    does.
+    does. It holds for every merge of a vocabulary learned merge after merge (GPT-2's, HF's);
+    a rank file may have tokens made from later tokens, and where a chunk makes such a
+    merge BPE's next step may lie in a bucket already passed.
 
     A bucket is the initial pairs of its value, sorted by position (a counting sort into
     ``order``, ``ends`` marking where each value's run ends), walked in order with the line
     of the position a few entries ahead prefetched (their memory waits overlap), then the
     pairs merging made, filed in the linked ``extra`` entries and walked with a second
     pointer as far ahead, prefetching too; an entry whose position no longer holds a pair of
-    that value is skipped. A position's id, value and links share one line (``node``): a
-    run of millions of symbols outgrows the caches, and a merge step then waits on one line
-    instead of four. Work arrays of :func:`bucket_work`."""
+    that value is skipped. Work arrays of :func:`bucket_work`."""
     slots, grid = pairs[0], pairs[3]
     values = len(extra_head)
     lo = values
     hi = -1
-    for k in range(n):  # the list of positions and the initial pairs, counted by value
-        node[NODE * k + N_ID] = ids[k]
-        node[NODE * k + N_NEXT] = k + 1
-        node[NODE * k + N_PREV] = k - 1
+    _link(ids, node, n)
+    for k in range(n):  # the initial pairs, counted by value
         r = NO_RANK if k + 1 >= n else _order(grid, slots, ids[k], ids[k + 1])
         if r == NO_RANK:
             node[NODE * k + N_RANK] = STALE
@@ -449,6 +440,8 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
             k = order[i]
             if node[NODE * k + N_RANK] == v:
                 used, hi = _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi)
+                if used < 0:
+                    return -1
         e = extra_head[v]
         ahead = e  # the entry PREFETCH_AHEAD further down the list (no merge changes it)
         for _ in range(PREFETCH_AHEAD):
@@ -461,12 +454,8 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
             k = extra[2 * e]
             if node[NODE * k + N_RANK] == v:
                 used, hi = _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi)
+                if used < 0:
+                    return -1
             e = extra[2 * e + 1]
         v += 1
-    m = 0  # the live positions' ids to the front of ids
-    k = 0
-    while k < n:
-        ids[m] = node[NODE * k + N_ID]
-        m += 1
-        k = node[NODE * k + N_NEXT]
-    return m
+    return _compact(ids, node, n)

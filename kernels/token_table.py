@@ -149,7 +149,7 @@ def unmergeable(tok_sym, tok_off, plain, sym_id, pairs):
     for i in range(len(plain)):
         longest = max(longest, tok_off[i + 1] - tok_off[i])
     ids = np.empty(longest, np.int32)
-    rank, nxt, prv, heap = long_work(longest)
+    node, heap = long_work(longest)
     for i in range(len(plain)):
         if not plain[i]:
             continue
@@ -160,6 +160,6 @@ def unmergeable(tok_sym, tok_off, plain, sym_id, pairs):
                 ids[n] = t
                 n += 1
         reached = n == tok_off[i + 1] - tok_off[i] and \
-            merge_long(ids, n, pairs, rank, nxt, prv, heap) == 1 and ids[0] == i
+            merge_long(ids, n, pairs, node, heap) == 1 and ids[0] == i
         out[i] = not reached
     return out

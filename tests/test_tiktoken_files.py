@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 import corpustok
 from conftest import SHARED_DATA, TEST_DATA, read_xz_text, shared_corpus_files
 from corpustok.bpe import BytePairTokenizer
+from corpustok.kernels.bpe_encode import chunk_symbols
+from corpustok.kernels.bpe_merge import BUCKET_MIN, bucket_work, merge_buckets
+from corpustok.kernels.bpe_premerge import premerge
 from corpustok.pretokenize import PATTERNS
 from corpustok.split_pattern import PROPERTY_BITS, unicode_props
 from test_pretokenize import assigned_texts as texts
@@ -105,6 +108,26 @@ def test_bad_rank_files(tmp_path):
         BytePairTokenizer.from_tiktoken(RANKS, pretokenizer="gpt5")
 
 
+def test_long_chunk_whose_merges_the_buckets_cannot_order(tmp_path):
+    """A rank file may rank a token below one it is made from ("abb" before "ab"): merging
+    "ab" then makes a pair ranked below its own, the buckets refuse a chunk of BUCKET_MIN
+    symbols and more where that happens, and the heap merges it, as tiktoken does."""
+    path = tmp_path / "later.tiktoken"
+    tokens = [bytes([b]) for b in range(256)] + [b"abb", b"ab"]
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for r, t in enumerate(tokens)))
+    ours = BytePairTokenizer.from_tiktoken(path, pretokenizer="gpt2")
+    ref = oracle(path, PATTERNS["gpt2"])
+    rnd = np.random.default_rng(3)
+    n = BUCKET_MIN + 5
+    texts = ["abb" * (n // 3), "ab" * (n // 2) + "b", "".join(rnd.choice(["a", "b"], n)),
+             "aab" * (n // 3)]
+    for text in texts:
+        ids = np.frombuffer(text.encode(), np.uint8).astype(np.int32)  # bytes are ranks 0-255
+        refused = merge_buckets(ids, n, ours._pairs, *bucket_work(n, ours._pairs[2])) < 0
+        assert refused == ("abb" in text)
+        assert ours.encode(text) == ref.encode_ordinary(text)
+
+
 def test_nfc_normalization():
     tok = BytePairTokenizer.from_tiktoken(RANKS, pretokenizer="qwen2", normalize="NFC")
     plain = BytePairTokenizer.from_tiktoken(RANKS, pretokenizer="qwen2")
@@ -146,6 +169,25 @@ def test_modern_rank_files_equal_tiktoken(shared_data, name):
     bad = [k for k in range(len(lines)) if got[k] != want[k]]
     assert not bad, f"{len(bad)} of {len(lines)} lines differ, first {lines[bad[0]][:80]!r}"
     assert tok.pretokenizer == KNOWN[name]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_modern_long_chunks_equal_tiktoken(shared_data, name):
+    """Chunks of BUCKET_MIN symbols and more (merged by buckets, which a rank file's order may
+    refuse, then by the heap): runs, letters drawn at random, CJK, punctuation."""
+    path = MODERN / f"{name}.tiktoken"
+    tok = corpustok.load(path)
+    ref = oracle(path, PATTERNS[KNOWN[name]])
+    rnd = np.random.default_rng(7)
+    n = 2 * BUCKET_MIN + 500  # the pre-merge pass takes up to half of the symbols
+    texts = ["a" * n, "".join(rnd.choice(list("etaoinshr"), n)), "性能" * (n // 6),
+             "!?" * (n // 2), "".join(rnd.choice(list("ab"), n))]
+    for text in texts:  # long enough for the buckets
+        data = np.frombuffer(text.encode(), np.uint8)
+        ids = np.empty(len(data), np.int32)
+        m = chunk_symbols(data, 0, len(data), tok._code, tok._sym_id, ids)
+        assert premerge(ids, m, tok._pre, tok._pairs[1]) >= BUCKET_MIN
+    assert tok.encode_batch(texts).to_pylist() == [ref.encode_ordinary(t) for t in texts]
 
 
 def test_modern_special_tokens(shared_data):
