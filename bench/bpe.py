@@ -15,7 +15,8 @@ picks some):
    SentencePiece BPE; training times are printed as set-up information. Then the three
    substrates side by side, each trained by corpustok (utf8, ube, utf16), timed in turns.
 3. Linear scaling on adversarial input: 1 MB and 16 MB of one letter, of one punctuation
-   character, of letters without spaces.
+   character, of letters without spaces, of one CJK character; GPT-2, then the modern rank
+   files (when present).
 4. The split alone (``split_arrays``, one kernel call over the batch) for every named
    pre-tokenizer, against GPT-2's.
 5. Against gigatoken: GPT-2 (its tokenizer.json, from ``BytePairTokenizer.to_hf()``) and the
@@ -329,10 +330,10 @@ def substrate_speeds(toks, arr, nbytes, runs):
           ", ".join(f"{s} {speed[s]:.1f} ({speed[s] / speed['utf8']:.2f}x)" for s in toks))
 
 
-def adversarial(ours, enc, hf):
-    """Part 3: linear scaling on adversarial input."""
-    print("\n[3] adversarial input, one document each (corpustok gpt2; 16 MB / 1 MB time ratio "
-          "16 = linear)")
+def adversarial(ours, enc, hf, name="gpt2"):
+    """Part 3: linear scaling on adversarial input (``hf``: None where not timed)."""
+    print(f"\n[3] adversarial input, one document each (corpustok {name}; 16 MB / 1 MB time "
+          "ratio 16 = linear)")
     rnd = random.Random(0)
     letters = "abcdefghijklmnopqrstuvwxyz"
     cases = {"one letter 'a'": lambda n: "a" * n,
@@ -341,7 +342,7 @@ def adversarial(ours, enc, hf):
              "one CJK char (3 bytes)": lambda n: "性" * (n // 3)}
     print(f"  {'input':26s} {'1 MB s':>8s} {'16 MB s':>8s} {'ratio':>6s} {'tiktoken 1 MB s':>16s} "
           f"{'HF 1 MB s':>10s}")
-    for name, make in cases.items():
+    for case, make in cases.items():
         small, big = make(1 << 20), make(16 << 20)
         # Arrow out (what the pipeline writes): a list of 5 M Python ints would time tolist().
         # The host's speed drifts: each 16 MB run is paired with the median of five 1 MB runs
@@ -356,8 +357,8 @@ def adversarial(ours, enc, hf):
         t1, t16 = statistics.median(ones), statistics.median(sixteens)
         ratio = statistics.median(b / a for a, b in zip(ones, sixteens))
         tt = timed(lambda: enc.encode_ordinary(small), 1)[1]
-        th = timed(lambda: hf.encode(small), 1)[1]
-        print(f"  {name:26s} {t1:8.3f} {t16:8.3f} {ratio:6.1f} {tt:16.3f} {th:10.3f}")
+        th = f"{timed(lambda: hf.encode(small), 1)[1]:10.3f}" if hf else f"{'-':>10s}"
+        print(f"  {case:26s} {t1:8.3f} {t16:8.3f} {ratio:6.1f} {tt:16.3f} {th}")
 
 
 def main():
@@ -408,6 +409,10 @@ def main():
         trained(args, lines, arr, nbytes)
     if 3 in parts:
         adversarial(ours, enc, hf)
+        for stem in MODERN_FILES:  # rank files: the buckets may refuse a chunk (then the heap)
+            if (MODERN / f"{stem}.tiktoken").exists():
+                adversarial(corpustok.load(MODERN / f"{stem}.tiktoken"),
+                            rank_file_tiktoken(stem), None, stem)
     if 4 in parts:
         print(f"\n[4] the split alone (corpustok split_arrays, one call over the "
               f"{len(lines)}-line batch)")
