@@ -171,19 +171,19 @@ def merge_short(ids, n, pairs, keys):
     (leftmost on ties); returns the new length. ``keys`` (int64) is a work array of ``n``.
     O(n^2), fastest for the short chunks that dominate text.
 
-    Each pair's key packs its order value and position, so the scan is a branch-free
-    minimum; a merge shifts the keys after it down one position (a key minus one; no key
-    stays above :data:`SOME_KEY`). The lines of the two pairs a merge makes are prefetched
-    before the shift: merges run one after another, each waiting for those lookups."""
+    Each pair's key packs its order value and position, so the smallest key is the next
+    merge; a merge shifts the keys after it down one position (a key minus one; no key stays
+    above :data:`SOME_KEY`) and the next smallest is found in the same pass: the keys before
+    the merge, the shifted ones and the two new ones. The lines of the two pairs a merge
+    makes are prefetched before the shift: merges run one after another, each waiting for
+    those lookups."""
     slots, new_of_rank, grid = pairs[0], pairs[1], pairs[3]
+    best = NO_KEY
     for k in range(n - 1):
-        keys[k] = _short_key(grid, slots, ids[k], ids[k + 1], k)
-    while n > 1:
-        best = NO_KEY
-        for k in range(n - 1):
-            best = min(best, keys[k])
-        if best > SOME_KEY:
-            break
+        key = _short_key(grid, slots, ids[k], ids[k + 1], k)
+        keys[k] = key
+        best = min(best, key)
+    while n > 1 and best < SOME_KEY:
         b = best & 0xFFFF
         t = merged_id(new_of_rank, best >> 16)
         if b > 0:
@@ -191,15 +191,25 @@ def merge_short(ids, n, pairs, keys):
         if b + 2 < n:
             _prefetch_order(grid, slots, t, ids[b + 2])
         ids[b] = t
-        for k in range(b + 1, n - 1):
-            ids[k] = ids[k + 1]
+        best = NO_KEY
+        for k in range(b - 1):
+            best = min(best, keys[k])
         for k in range(b + 1, n - 2):
-            keys[k] = keys[k + 1] - 1
+            ids[k] = ids[k + 1]
+            key = keys[k + 1] - 1
+            keys[k] = key
+            best = min(best, key)
+        if b + 1 <= n - 2:
+            ids[n - 2] = ids[n - 1]
         n -= 1
         if b > 0:
-            keys[b - 1] = _short_key(grid, slots, ids[b - 1], t, b - 1)
+            key = _short_key(grid, slots, ids[b - 1], t, b - 1)
+            keys[b - 1] = key
+            best = min(best, key)
         if b < n - 1:
-            keys[b] = _short_key(grid, slots, t, ids[b + 1], b)
+            key = _short_key(grid, slots, t, ids[b + 1], b)
+            keys[b] = key
+            best = min(best, key)
     return n
 
 
