@@ -20,7 +20,7 @@ from corpustok.kernels.prefetch import prefetch
 NO_RANK = np.int64(1) << 62  # rank of a pair the merges do not contain
 PAIR_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
 LOW32 = np.int64(0xFFFFFFFF)
-STALE = -1  # merge_long's rank of a position whose pair is gone (ranks are >= 0)
+STALE = -1  # the long merges' order value of a position with no pair (values are >= 0)
 ID_BITS = 21  # ids and ranks below 2**21: a slot packs left, right and rank in 63 bits
 ID_MASK = np.int64((1 << ID_BITS) - 1)
 BUCKET_MIN = 1 << 14  # symbols from which a chunk is merged by buckets first
@@ -353,7 +353,8 @@ def _file(node, n, k, j, pairs, extra, extra_head, used):
     """Set the order value of the pair at live position ``k`` (whose right neighbour is
     ``j``) and file ``k`` under it (a later entry of the bucket); returns ``(value or -1,
     entries used)``."""
-    r = NO_RANK if j >= n else _order(pairs[3], pairs[0], node[NODE * k], node[NODE * j])
+    r = NO_RANK if j >= n else _order(pairs[3], pairs[0], node[NODE * k + N_ID],
+                                      node[NODE * j + N_ID])
     if r == NO_RANK:
         node[NODE * k + N_RANK] = STALE
         return -1, used
