@@ -33,6 +33,10 @@ from corpustok.pipeline.outdir import entry_names, entry_path
 
 ENV = "CORPUSTOK_PROGRESS"
 _channel = [None, -1]  # this process's open channel: path, fd
+# Worker threads of one process share the channel: one of them swaps it when a new job names
+# a new file, and none may write to, or close again, an fd number another thread has since
+# been given for a file of its own (an input being read, a shard being written).
+_channel_lock = threading.Lock()
 
 
 def active():
@@ -55,18 +59,20 @@ def _send(what):
     path = os.environ.get(ENV)
     if not path:
         return
-    if _channel[0] != path:
-        if _channel[1] >= 0:
-            os.close(_channel[1])
+    line = b"%s %.3f %d\n" % (what, time.time(), os.getpid())
+    with _channel_lock:
+        if _channel[0] != path:
+            if _channel[1] >= 0:
+                os.close(_channel[1])
+            try:
+                _channel[:] = [path, os.open(path, os.O_WRONLY | os.O_APPEND)]
+            except OSError:  # the driver has ended and removed it
+                _channel[:] = [None, -1]
+                return
         try:
-            _channel[:] = [path, os.open(path, os.O_WRONLY | os.O_APPEND)]
-        except OSError:  # the driver has ended and removed it
-            _channel[:] = [None, -1]
-            return
-    try:
-        os.write(_channel[1], b"%s %.3f %d\n" % (what, time.time(), os.getpid()))
-    except OSError:
-        pass
+            os.write(_channel[1], line)
+        except OSError:
+            pass
 
 
 def row_share(path, num_rows):

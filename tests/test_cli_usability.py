@@ -141,6 +141,57 @@ def test_a_shard_in_hand_counts_half_until_it_is_written(tmp_path):
     assert p.done_bytes(final=True) == p.read_bytes == 1200
 
 
+def test_worker_threads_swap_the_progress_channel_once(tmp_path, monkeypatch):
+    """Worker threads of one process (local mode threads) share one channel fd. When a new job
+    names a new channel, one thread closes the old fd and opens the new one: a second close of
+    the old number once closed an input another thread had just opened under it (the run
+    failed with EBADF), and a write through it could have put a progress line in a shard."""
+    import threading
+    import time
+    import types
+    opened, closed, failures = [], [], []
+
+    def slow_close(fd):  # widens the window between the check and the swap
+        closed.append(fd)
+        time.sleep(0.05)
+        os.close(fd)
+
+    def recorded_open(*args):
+        fd = os.open(*args)
+        opened.append(fd)
+        return fd
+
+    recording = types.SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if k[0] != "_"})
+    recording.close, recording.open = slow_close, recorded_open
+    monkeypatch.setattr(progress, "os", recording)
+    monkeypatch.setattr(progress, "_channel", [None, -1])
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.touch()
+    new.touch()
+    monkeypatch.setenv(progress.ENV, str(old))
+    progress.report(1)  # the previous job's channel, left open
+    monkeypatch.setenv(progress.ENV, str(new))
+    start = threading.Barrier(8)
+
+    def reader():
+        start.wait()
+        try:
+            progress.report(2)
+        except OSError as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    progress.os.close(progress._channel[1])
+    assert failures == []
+    assert len(opened) == 2 and closed == opened  # one thread swapped; each fd closed once
+    assert len(old.read_bytes().splitlines()) == 1
+    assert [line.split()[:2] for line in new.read_bytes().splitlines()] == [[b"R", b"2"]] * 8
+
+
 def test_parquet_rows_report_their_share_of_the_file(tmp_path, monkeypatch):
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"id": list(range(3000)), "text": ["some text"] * 3000}), path,

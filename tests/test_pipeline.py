@@ -238,7 +238,8 @@ def test_two_workers_are_byte_identical(corpus, inmemory, gpt2_file, tmp_path, w
     default = [f for f in files if not f.endswith("b.parquet")]
     r = _run(default, mp_out, gpt2_file, workers=workers, local_mode=local_mode,
              threads=threads)
-    assert r.ok and r.counters["shards_written"] == r.manifest["totals"]["shards"]
+    assert r.ok, r.manifest["errors"]
+    assert r.counters["shards_written"] == r.manifest["totals"]["shards"]
     want = {k: v for k, v in _folder_bytes(out).items() if not k.startswith("b" + os.sep)}
     assert _folder_bytes(mp_out) == want
 
