@@ -23,7 +23,7 @@ from corpustok.kernels.bpe_premerge import premerge, premerge_table
 from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
-from corpustok.threads import MIN_BYTES_PER_THREAD, ranges
+from corpustok.threads import MIN_PART_BYTES, PARTS_PER_THREAD, ranges
 
 from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
 
@@ -755,7 +755,9 @@ def test_truncated_merges_file_is_an_error(tmp_path):
 @pytest.mark.parametrize("threads", [2, 3, 8])
 def test_threads_give_the_same_ids(gpt2, threads):
     lines = (SAMPLE.splitlines(keepends=True) + [None, ""]) * 150
-    assert len("".join(t or "" for t in lines).encode()) > 3 * MIN_BYTES_PER_THREAD
+    assert len("".join(t or "" for t in lines).encode()) > 3 * MIN_PART_BYTES
+    parts = ranges(corpustok._arrow.utf8_batch(lines).offsets, threads * PARTS_PER_THREAD)
+    assert len(parts) > threads or threads > 2  # more ranges than threads: taken in turn
     want = gpt2.encode_batch(lines).to_pylist()
     assert gpt2.encode_batch(lines, threads=threads).to_pylist() == want
     assert gpt2.encode_batch(lines, threads=threads, recognize_special=True).to_pylist() == \
@@ -791,3 +793,40 @@ def test_thread_ranges_cover_the_batch(sizes, threads):
     assert all(a < b for a, b in parts) or sizes == []
     assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:]))
     assert len(parts) <= threads
+
+
+@pytest.mark.parametrize("threads", [2, 3, 5])
+def test_thread_pools_encode_every_range_once(threads):
+    """Whichever thread takes a range (its own block's front, another block's back), each is
+    encoded once and the outputs join in document order; a range's error reaches the caller
+    once every thread has stopped."""
+    import threading
+    import time
+    offsets = np.arange(0, 301 * (MIN_PART_BYTES // 3), MIN_PART_BYTES // 3, dtype=np.int64)
+    parts = ranges(offsets, threads * PARTS_PER_THREAD)
+    assert len(parts) == threads * PARTS_PER_THREAD
+    seen, lock, rng = [], threading.Lock(), random.Random(threads)
+
+    def encode(offs):  # one id a document: its index; uneven work
+        time.sleep(rng.random() * 0.004)
+        with lock:
+            seen.append((int(offs[0]), int(offs[-1])))
+        first = int(offs[0]) // (MIN_PART_BYTES // 3)
+        n = len(offs) - 1
+        return (np.arange(first, first + n, dtype=np.int32), np.arange(n + 1, dtype=np.int64),
+                np.zeros(n, np.int64))
+
+    pools = corpustok.threads.ThreadPools()
+    for _ in range(3):
+        seen.clear()
+        ids, out, replaced = pools.run(encode, offsets, threads)
+        assert ids.tolist() == list(range(300)) and out.tolist() == list(range(301))
+        assert sorted(seen) == [(offsets[a], offsets[b]) for a, b in parts]
+
+    def failing(offs):
+        if offs[0] == offsets[parts[-2][0]]:
+            raise ValueError("this range")
+        return encode(offs)
+
+    with pytest.raises(ValueError, match="this range"):
+        pools.run(failing, offsets, threads)

@@ -240,9 +240,9 @@ def test_encode_batch_arrow_and_nulls():
 def test_threads_give_hf_ids(threads):
     """Document ranges on several threads, joined in order: HF's ids, nulls and replacement
     counts kept."""
-    from corpustok.threads import MIN_BYTES_PER_THREAD
+    from corpustok.threads import MIN_PART_BYTES
     texts = ["Hello world, naïve café!", None, "", "東京 tower \xff", "[CLS] x"] * 6000
-    assert len("".join(t or "" for t in texts).encode()) > 3 * MIN_BYTES_PER_THREAD
+    assert len("".join(t or "" for t in texts).encode()) > 3 * MIN_PART_BYTES
     wp = ours("uncased")
     got = wp.encode_batch(texts, threads=threads).to_pylist()
     assert got == [None if t is None else w for t, w in
