@@ -28,7 +28,9 @@ picks some):
    the ids of chunks across calls, so their "fresh" rows time a new tokenizer per run, warmed
    up on 1 MB of other corpus text; gigatoken's "same text again" row shows what its cache
    gives on text it has seen. The corpustok/gigatoken ratio is also printed from fresh pairs
-   timed back to back (the machine's speed drifts between rows on a shared host).
+   timed back to back (the machine's speed drifts between rows on a shared host). With
+   ``--threads``, corpustok's ``threads=N`` also runs fresh (each thread's cache made and
+   warmed up first), with its wall-time ratio to one thread from fresh pairs.
 
 Medians of ``--runs`` runs after a warm-up; wall-clock and process CPU time are both printed
 because the machine may be shared (CPU time is the cost when a core is not time-sliced).
@@ -176,10 +178,33 @@ def timed_cold(make, fn, runs):
     return statistics.median(wall), statistics.median(cpu)
 
 
-def fresh_corpustok(path, held_out):
+def fresh_corpustok(path, held_out, threads=1):
+    """A new corpustok tokenizer warmed up on ``held_out`` with ``threads`` threads (so that
+    each thread's cache is made and seeded before the timing)."""
     tok = corpustok.load(path)
-    tok.encode_batch(held_out)
+    tok.encode_batch(held_out, threads=threads)
     return tok
+
+
+def fresh_thread_rows(path, arr, held_out, runs, stem):
+    """``threads=N`` rows on text the tokenizer has not seen, and the wall-time ratio to one
+    thread from fresh pairs timed back to back (in turns first)."""
+    rows = {}
+    for n in (n for n in THREADS if n > 1):
+        def fresh(k):
+            return timed_cold(lambda: fresh_corpustok(path, held_out, k),
+                              lambda tok: tok.encode_batch(arr, threads=k), 1)[0]
+        rows[f"corpustok encode_batch(Arrow, threads={n}), fresh {stem}"] = timed_cold(
+            lambda: fresh_corpustok(path, held_out, n),
+            lambda tok: tok.encode_batch(arr, threads=n), runs)
+        ratios = []
+        for r in range(runs):
+            one, many = (fresh(1), fresh(n)) if r % 2 == 0 else (fresh(n), fresh(1))[::-1]
+            ratios.append(one / many)
+        print(f"  {stem}: threads={n} fresh, wall time of one thread / {n}, {runs} pairs back "
+              f"to back: median {statistics.median(ratios):.2f} ("
+              + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+    return rows
 
 
 def rank_file_tiktoken(stem):
@@ -208,6 +233,7 @@ def modern_contenders(stem, path, enc, lines, arr, held_out, runs):
             f"corpustok encode_batch(Arrow), fresh {stem}": timed_cold(
                 lambda: fresh_corpustok(path, held_out), lambda tok: tok.encode_batch(arr),
                 runs),
+            **fresh_thread_rows(path, arr, held_out, runs, stem),
             f"tiktoken loop encode_ordinary {stem}": timed(
                 lambda: [enc.encode_ordinary(t) for t in lines], runs),
             f"tiktoken encode_ordinary_batch {stem}": timed(

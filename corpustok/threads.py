@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["ThreadPools", "check_threads", "ranges"]
 
 MIN_PART_BYTES = 1 << 16  # smaller ranges cost more in hand-offs than they gain
-PARTS_PER_THREAD = 8  # ranges a thread: one range bounds how far apart the threads end
+PARTS_PER_THREAD = 4  # ranges a thread: one range bounds how far apart the threads end
 
 
 def check_threads(threads):
