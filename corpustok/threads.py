@@ -4,12 +4,14 @@ thread's cache and work arrays; the outputs are joined in order, so the ids are 
 call whatever the thread count.
 
 Equal bytes are not equal work (a language whose words all miss the cache costs several times
-an English range), so the batch is cut into :data:`PARTS_PER_THREAD` ranges a thread, and
-thread ``t`` (the caller is thread 0, the others come from a pool) takes the ranges of the
-``t``-th block of them from its front; a thread whose block is done takes ranges from the back
-of the block with the most left. The threads end about one range apart, and text seen again
-goes to the thread whose cache saw it. Each tokenizer keeps one pool per thread count, so a
-pool thread's chunk cache stays warm from batch to batch.
+an English range), so the batch is cut into one block of about equal bytes a thread, and each
+block into ranges that halve in size (a half, a quarter, ... of the block, the last two
+equal). Thread ``t`` (the caller is thread 0, the others come from a pool) takes its block's
+ranges from the front, largest first; a thread whose block is done takes the smallest range
+left, from the back of the block with the most ranges left. So the threads end about one
+small range apart, and text seen again mostly goes to the thread whose cache saw it. Each
+tokenizer keeps one pool per thread count, so a pool thread's chunk cache stays warm from
+batch to batch.
 """
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +21,7 @@ import numpy as np
 __all__ = ["ThreadPools", "check_threads", "ranges"]
 
 MIN_PART_BYTES = 1 << 16  # smaller ranges cost more in hand-offs than they gain
-PARTS_PER_THREAD = 4  # ranges a thread: one range bounds how far apart the threads end
+HALVINGS = 4  # a block's ranges: 1/2, 1/4, 1/8, 1/16 and 1/16 of it
 
 
 def check_threads(threads):
@@ -28,15 +30,27 @@ def check_threads(threads):
     return threads
 
 
-def ranges(offsets, parts):
-    """Document ranges ``[(a, b)]`` of about equal bytes, at most ``parts`` of them, none
-    empty, none under :data:`MIN_PART_BYTES` bytes unless there is only one."""
+def ranges(offsets, threads):
+    """The document ranges of a batch for ``threads`` threads: a list of blocks, at most
+    ``threads`` of about equal bytes, each a list of ranges ``(a, b)`` that cover it in order,
+    halving in size (see the module docstring); no range empty (but in an empty batch), none
+    under :data:`MIN_PART_BYTES` bytes unless its block is; one range for one thread."""
     n = len(offsets) - 1
+    if threads == 1 or n <= 1:
+        return [[(0, n)]]
     total = int(offsets[-1] - offsets[0])
-    parts = max(1, min(parts, n, total // MIN_PART_BYTES))
-    cuts = np.searchsorted(offsets, offsets[0] + total * np.arange(1, parts) / parts)
-    bounds = sorted({0, n, *np.clip(cuts, 1, n - 1).tolist()}) if n else [0, 0]
-    return list(zip(bounds, bounds[1:]))
+    count = max(1, min(threads, n, total // MIN_PART_BYTES))
+    cuts = np.searchsorted(offsets, offsets[0] + total * np.arange(1, count) / count)
+    bounds = sorted({0, n, *np.clip(cuts, 1, n - 1).tolist()})
+    blocks = []
+    for a, b in zip(bounds, bounds[1:]):
+        size = int(offsets[b] - offsets[a])
+        ends = [size - (size >> k) for k in range(1, HALVINGS + 1)
+                if size >> k >= MIN_PART_BYTES]
+        inner = np.searchsorted(offsets, offsets[a] + np.array(ends, np.int64)).tolist()
+        cut = [a, *sorted({c for c in inner if a < c < b}), b]
+        blocks.append(list(zip(cut, cut[1:])))
+    return blocks
 
 
 class ThreadPools:
@@ -50,12 +64,13 @@ class ThreadPools:
     def run(self, encode, offsets, threads):
         """``encode(offsets_part) -> (ids, out_offsets, replaced)`` over :func:`ranges` of
         ``offsets`` on ``threads`` threads; the joined ``(ids, out_offsets, replaced)``."""
-        parts = ranges(offsets, threads * PARTS_PER_THREAD) if threads > 1 else [()]
+        blocks = ranges(offsets, threads)
+        parts = [r for block in blocks for r in block]
         if len(parts) == 1:
             return encode(offsets)
-        workers = min(threads, len(parts))
-        front = [len(parts) * t // workers for t in range(workers)]  # block t: front[t]:back[t]
-        back = front[1:] + [len(parts)]
+        workers = len(blocks)
+        front = np.cumsum([0] + [len(b) for b in blocks[:-1]]).tolist()  # block t's ranges:
+        back = front[1:] + [len(parts)]  # parts[front[t]:back[t]], those not taken yet
         results = [None] * len(parts)
         lock = threading.Lock()
 

@@ -23,7 +23,7 @@ from corpustok.kernels.bpe_premerge import premerge, premerge_table
 from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
-from corpustok.threads import MIN_PART_BYTES, PARTS_PER_THREAD, ranges
+from corpustok.threads import HALVINGS, MIN_PART_BYTES, ranges
 
 from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
 
@@ -756,8 +756,8 @@ def test_truncated_merges_file_is_an_error(tmp_path):
 def test_threads_give_the_same_ids(gpt2, threads):
     lines = (SAMPLE.splitlines(keepends=True) + [None, ""]) * 150
     assert len("".join(t or "" for t in lines).encode()) > 3 * MIN_PART_BYTES
-    parts = ranges(corpustok._arrow.utf8_batch(lines).offsets, threads * PARTS_PER_THREAD)
-    assert len(parts) > threads or threads > 2  # more ranges than threads: taken in turn
+    blocks = ranges(corpustok._arrow.utf8_batch(lines).offsets, threads)
+    assert sum(map(len, blocks)) > threads or threads > 2  # ranges taken in turn
     want = gpt2.encode_batch(lines).to_pylist()
     assert gpt2.encode_batch(lines, threads=threads).to_pylist() == want
     assert gpt2.encode_batch(lines, threads=threads, recognize_special=True).to_pylist() == \
@@ -788,11 +788,28 @@ def test_threads_check_and_count_their_own_parts(gpt2):
 @given(sizes=st.lists(st.integers(0, 1 << 18), max_size=30), threads=st.integers(1, 9))
 def test_thread_ranges_cover_the_batch(sizes, threads):
     offsets = np.concatenate([[7], 7 + np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
-    parts = ranges(offsets, threads)
+    blocks = ranges(offsets, threads)
+    parts = [r for block in blocks for r in block]
     assert parts[0][0] == 0 and parts[-1][1] == len(sizes)
-    assert all(a < b for a, b in parts) or sizes == []
+    assert all(a < b for a, b in parts) or len(sizes) <= 1
     assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:]))
-    assert len(parts) <= threads
+    assert 1 <= len(blocks) <= threads and all(len(b) <= HALVINGS + 1 for b in blocks)
+    assert len(parts) == 1 or threads > 1
+
+
+def test_thread_ranges_halve_in_each_block():
+    """Equal documents of 1 KB: two blocks, each in ranges of 1/2, 1/4, 1/8, 1/16 and 1/16
+    of it, to a document."""
+    doc = 1024
+    offsets = np.arange(0, 2 * 16 * MIN_PART_BYTES + 1, doc, dtype=np.int64)
+    blocks = ranges(offsets, 2)
+    half = 16 * MIN_PART_BYTES
+    want = [half // 2, half // 4, half // 8, half // 16, half // 16]
+    assert HALVINGS == 4 and len(blocks) == 2
+    for block in blocks:
+        got = [int(offsets[b] - offsets[a]) for a, b in block]
+        assert len(got) == 5 and all(abs(g - w) <= doc for g, w in zip(got, want)), got
+    assert ranges(offsets, 1) == [[(0, len(offsets) - 1)]]
 
 
 @pytest.mark.parametrize("threads", [2, 3, 5])
@@ -803,8 +820,8 @@ def test_thread_pools_encode_every_range_once(threads):
     import threading
     import time
     offsets = np.arange(0, 301 * (MIN_PART_BYTES // 3), MIN_PART_BYTES // 3, dtype=np.int64)
-    parts = ranges(offsets, threads * PARTS_PER_THREAD)
-    assert len(parts) == threads * PARTS_PER_THREAD
+    parts = [r for block in ranges(offsets, threads) for r in block]
+    assert len(parts) > 2 * threads
     seen, lock, rng = [], threading.Lock(), random.Random(threads)
 
     def encode(offs):  # one id a document: its index; uneven work
