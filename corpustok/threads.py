@@ -14,7 +14,7 @@ tokenizer keeps one pool per thread count, so a pool thread's chunk cache stays 
 batch to batch.
 """
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -94,8 +94,12 @@ class ThreadPools:
         try:
             work(0)
         finally:
-            for f in helpers:  # every range is done (or failed) before the arrays are joined
-                f.exception()
+            # Every range is taken once the caller's loop ends, so a helper that has not
+            # started (its pool busy with another caller's batch) has nothing left to do and
+            # is cancelled (``wait`` would wait for its pool all the same); the others finish
+            # their ranges before the arrays are joined.
+            helpers = [f for f in helpers if not f.cancel()]
+            wait(helpers)
         for f in helpers:
             f.result()
         ids = np.concatenate([r[0] for r in results])

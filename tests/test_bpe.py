@@ -847,3 +847,32 @@ def test_thread_pools_encode_every_range_once(threads):
 
     with pytest.raises(ValueError, match="this range"):
         pools.run(failing, offsets, threads)
+
+
+def test_thread_pools_callers_do_not_wait_for_each_other():
+    """Two callers share a tokenizer's pool (two Beam threads, each with kernel threads): one
+    whose pool thread is busy with the other's batch encodes its own alone and returns."""
+    import threading
+    offsets = np.arange(0, 301 * (MIN_PART_BYTES // 3), MIN_PART_BYTES // 3, dtype=np.int64)
+    pools = corpustok.threads.ThreadPools()
+    started, release = threading.Semaphore(0), threading.Event()
+
+    def encode(offs, block=False):
+        if block:
+            started.release()
+            release.wait(30)
+        n = len(offs) - 1
+        return np.zeros(n, np.int32), np.arange(n + 1, dtype=np.int64), np.zeros(n, np.int64)
+
+    first = threading.Thread(target=pools.run, args=(lambda o: encode(o, True), offsets, 2))
+    first.start()
+    assert started.acquire(timeout=30) and started.acquire(timeout=30)  # caller and pool
+    got = []
+    second = threading.Thread(target=lambda: got.append(pools.run(encode, offsets, 2)))
+    second.start()
+    second.join(10)
+    done = not second.is_alive()
+    release.set()
+    first.join()
+    second.join()
+    assert done and got[0][1].tolist() == list(range(301))
