@@ -103,7 +103,7 @@ def _window_char(data, i, end, follow):
     return utf8_step(data, i, end)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _classes(data, p, n, ids, props, letters, digits):
     r"""``(upper, lower, digit, ws, lim, tails)``: the bits of the bytes of ``data[p:p + n]``
     (``n <= 64``, 64 bytes readable) of letters (``\p{L}``, and ``\p{M}`` when ``letters`` is
@@ -116,7 +116,8 @@ def _classes(data, p, n, ids, props, letters, digits):
     ``tails``: the bytes that continue a character. ASCII is classified by byte ranges 64 at a
     time; other characters one by one, by their class id's Unicode properties (``ids``: the
     program's class of each code point, ``props``: each class's properties; only these two
-    arrays are passed, not the program, whose fields would be passed again every window)."""
+    arrays are passed, not the program). Inlined into the window rules, as
+    :func:`_contractions` is: a call would pass every field of its arrays again each window."""
     window = _below(n)
     upper = range_mask(data, p, 65, 90)
     lower = range_mask(data, p, 97, 122)
@@ -185,7 +186,7 @@ def _gpt2_window(data, p, n, final, ids, props):
     return _contractions(data, p, starts, starts, lim, known_end, ready, False, 0)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _contractions(data, p, starts, at, lim, known_end, ready, icase, joins):
     """``(starts, ready)`` with a contraction made at each apostrophe of ``at`` (in order) that
     has one: no start inside it (nor at it, when it ``joins`` the chunk before), one after
