@@ -197,14 +197,21 @@ def fresh_thread_rows(path, arr, held_out, runs, stem):
         rows[f"corpustok encode_batch(Arrow, threads={n}), fresh {stem}"] = timed_cold(
             lambda: fresh_corpustok(path, held_out, n),
             lambda tok: tok.encode_batch(arr, threads=n), runs)
-        ratios = []
-        for r in range(runs):
-            one, many = (fresh(1), fresh(n)) if r % 2 == 0 else (fresh(n), fresh(1))[::-1]
-            ratios.append(one / many)
-        print(f"  {stem}: threads={n} fresh, wall time of one thread / {n}, {runs} pairs back "
-              f"to back: median {statistics.median(ratios):.2f} ("
-              + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+        print(f"  {stem}: threads={n} fresh, wall time of one thread / {n}, "
+              + pairs_in_turns(lambda: fresh(1), lambda: fresh(n), runs))
     return rows
+
+
+def pairs_in_turns(first, second, runs):
+    """``first() / second()`` over ``runs`` pairs timed back to back, which of the two goes
+    first alternating (the host's speed drifts between rows): a line of their median and
+    each."""
+    ratios = []
+    for r in range(runs):
+        a, b = (first(), second()) if r % 2 == 0 else (second(), first())[::-1]
+        ratios.append(a / b)
+    return (f"{runs} pairs back to back: median {statistics.median(ratios):.2f} ("
+            + ", ".join(f"{r:.2f}" for r in ratios) + ")")
 
 
 def rank_file_tiktoken(stem):
@@ -255,19 +262,11 @@ def modern_contenders(stem, path, enc, lines, arr, held_out, runs):
             giga, lambda tok: tok.encode_batch(lines, parallel=False), runs)
         rows[f"gigatoken encode_batch, same text again {stem}"] = timed(
             lambda: warm.encode_batch(lines, parallel=False), runs)
-        # the machine's speed drifts between rows: pairs timed back to back (in turns first)
-        # give the ratio
-        ratios = []
-        for r in range(runs):
-            pair = [lambda: timed_cold(giga, lambda tok: tok.encode_batch(lines, parallel=False),
-                                       1)[1],
-                    lambda: timed_cold(lambda: fresh_corpustok(path, held_out),
-                                       lambda tok: tok.encode_batch(arr), 1)[1]]
-            times = [f() for f in (pair if r % 2 == 0 else pair[::-1])]
-            ratios.append(times[0] / times[1] if r % 2 == 0 else times[1] / times[0])
-        print(f"  {stem}: corpustok's speed / gigatoken's, both fresh, CPU time, {runs} pairs "
-              f"back to back: median {statistics.median(ratios):.2f} ("
-              + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+        ratio = pairs_in_turns(
+            lambda: timed_cold(giga, lambda tok: tok.encode_batch(lines, parallel=False), 1)[1],
+            lambda: timed_cold(lambda: fresh_corpustok(path, held_out),
+                               lambda tok: tok.encode_batch(arr), 1)[1], runs)
+        print(f"  {stem}: corpustok's speed / gigatoken's, both fresh, CPU time, {ratio}")
     doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/test_hf_export.py)
     hf = Tokenizer.from_str(doc)
     others["HF"] = [e.ids for e in hf.encode_batch(lines)]

@@ -13,6 +13,7 @@ small range apart, and text seen again mostly goes to the thread whose cache saw
 tokenizer keeps one pool per thread count, so a pool thread's chunk cache stays warm from
 batch to batch.
 """
+import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -33,8 +34,9 @@ def check_threads(threads):
 def ranges(offsets, threads):
     """The document ranges of a batch for ``threads`` threads: a list of blocks, at most
     ``threads`` of about equal bytes, each a list of ranges ``(a, b)`` that cover it in order,
-    halving in size (see the module docstring); no range empty (but in an empty batch), none
-    under :data:`MIN_PART_BYTES` bytes unless its block is; one range for one thread."""
+    halving in size (see the module docstring), each cut at the first document start at or
+    after its share; no range empty (but in an empty batch), a block cut only where each
+    share is :data:`MIN_PART_BYTES` bytes or more; one range for one thread."""
     n = len(offsets) - 1
     if threads == 1 or n <= 1:
         return [[(0, n)]]
@@ -69,8 +71,8 @@ class ThreadPools:
         if len(parts) == 1:
             return encode(offsets)
         workers = len(blocks)
-        front = np.cumsum([0] + [len(b) for b in blocks[:-1]]).tolist()  # block t's ranges:
-        back = front[1:] + [len(parts)]  # parts[front[t]:back[t]], those not taken yet
+        back = list(itertools.accumulate(len(b) for b in blocks))  # block t's ranges not
+        front = [0] + back[:-1]  # taken yet: parts[front[t]:back[t]]
         results = [None] * len(parts)
         lock = threading.Lock()
 

@@ -791,7 +791,7 @@ def test_thread_ranges_cover_the_batch(sizes, threads):
     blocks = ranges(offsets, threads)
     parts = [r for block in blocks for r in block]
     assert parts[0][0] == 0 and parts[-1][1] == len(sizes)
-    assert all(a < b for a, b in parts) or len(sizes) <= 1
+    assert all(a < b for a, b in parts) or sizes == []
     assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:]))
     assert 1 <= len(blocks) <= threads and all(len(b) <= HALVINGS + 1 for b in blocks)
     assert len(parts) == 1 or threads > 1
