@@ -4,25 +4,24 @@ thread's cache and work arrays; the outputs are joined in order, so the ids are 
 call whatever the thread count.
 
 Equal bytes are not equal work (a language whose words all miss the cache costs several times
-an English range), so the batch is cut into one block of about equal bytes a thread, and each
-block into ranges that halve in size (a half, a quarter, ... of the block, the last two
-equal). Thread ``t`` (the caller is thread 0, the others come from a pool) takes its block's
-ranges from the front, largest first; a thread whose block is done takes the smallest range
-left, from the back of the block with the most ranges left. So the threads end about one
-small range apart, and text seen again mostly goes to the thread whose cache saw it. Each
-tokenizer keeps one pool per thread count, so a pool thread's chunk cache stays warm from
-batch to batch.
+an English range), so ranges are cut as threads ask for them (guided self-scheduling): a
+range is a share of what no thread has taken yet, ``1 / (2 * threads)`` of it and at least
+:data:`MIN_PART_BYTES`, to the next document start. Each thread (the caller is thread 0, the
+others come from a pool) owns one block of about equal bytes and takes its ranges from the
+block's front; a thread whose block is done takes one from the back of the block with the
+most left. Ranges shrink as the batch runs out, so when one thread finds nothing left the
+others are at most a small range from their end, however unequal the text; and text seen
+again mostly goes to the thread whose cache saw it. Each tokenizer keeps one pool per thread
+count, so a pool thread's chunk cache stays warm from batch to batch.
 """
-import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
-__all__ = ["ThreadPools", "check_threads", "ranges"]
+__all__ = ["Schedule", "ThreadPools", "check_threads"]
 
 MIN_PART_BYTES = 1 << 16  # smaller ranges cost more in hand-offs than they gain
-HALVINGS = 4  # a block's ranges: 1/2, 1/4, 1/8, 1/16 and 1/16 of it
 
 
 def check_threads(threads):
@@ -31,28 +30,57 @@ def check_threads(threads):
     return threads
 
 
-def ranges(offsets, threads):
-    """The document ranges of a batch for ``threads`` threads: a list of blocks, at most
-    ``threads`` of about equal bytes, each a list of ranges ``(a, b)`` that cover it in order,
-    halving in size (see the module docstring), each cut at the first document start at or
-    after its share; no range empty (but in an empty batch), a block cut only where each
-    share is :data:`MIN_PART_BYTES` bytes or more; one range for one thread."""
-    n = len(offsets) - 1
-    if threads == 1 or n <= 1:
-        return [[(0, n)]]
-    total = int(offsets[-1] - offsets[0])
-    count = max(1, min(threads, n, total // MIN_PART_BYTES))
-    cuts = np.searchsorted(offsets, offsets[0] + total * np.arange(1, count) / count)
-    bounds = sorted({0, n, *np.clip(cuts, 1, n - 1).tolist()})
-    blocks = []
-    for a, b in zip(bounds, bounds[1:]):
-        size = int(offsets[b] - offsets[a])
-        ends = [size - (size >> k) for k in range(1, HALVINGS + 1)
-                if size >> k >= MIN_PART_BYTES]
-        inner = np.searchsorted(offsets, offsets[a] + np.array(ends, np.int64)).tolist()
-        cut = [a, *sorted({c for c in inner if a < c < b}), b]
-        blocks.append(list(zip(cut, cut[1:])))
-    return blocks
+class Schedule:
+    """The document ranges of a batch (``offsets``) for ``threads`` threads, cut as they are
+    taken (see the module docstring); not thread-safe (:class:`ThreadPools` holds a lock).
+    ``workers``: how many threads have a block (fewer than ``threads`` for a small batch;
+    one when a block would have under :data:`MIN_PART_BYTES`)."""
+
+    def __init__(self, offsets, threads):
+        self.offsets = offsets
+        n = len(offsets) - 1
+        total = int(offsets[-1] - offsets[0])
+        count = max(1, min(threads, n, total // MIN_PART_BYTES))
+        cuts = np.searchsorted(offsets, offsets[0] + total * np.arange(1, count) / count)
+        bounds = [0, *sorted(set(np.clip(cuts, 1, n - 1).tolist())), n]
+        self.front, self.back = bounds[:-1], bounds[1:]  # block t's untaken documents
+        self.workers = len(self.front)
+        self._left = total
+
+    def take(self, t):
+        """The next range ``(a, b)`` of documents for thread ``t``, never empty, or None when
+        every document is taken."""
+        if t >= self.workers or self.front[t] == self.back[t]:
+            t = max(range(self.workers), key=self._bytes_left)
+            if self.front[t] == self.back[t]:
+                return None
+            own = False
+        else:
+            own = True
+        offs, a, b = self.offsets, self.front[t], self.back[t]
+        if a == b - 1 or self._bytes_left(t) < 2 * MIN_PART_BYTES:
+            size = self._bytes_left(t)  # the rest, rather than a tail too small to hand off
+        else:
+            size = max(MIN_PART_BYTES, self._left // (2 * self.workers))
+        if own:  # from the front: to the first document start at least size bytes on
+            cut = int(np.searchsorted(offs, offs[a] + size))
+            cut = min(max(cut, a + 1), b)
+            if offs[b] - offs[cut] < MIN_PART_BYTES:
+                cut = b
+            self.front[t] = cut
+            part = (a, cut)
+        else:  # from the back: from the last document start at least size bytes before
+            cut = int(np.searchsorted(offs, offs[b] - size, side="right")) - 1
+            cut = max(min(cut, b - 1), a)
+            if offs[cut] - offs[a] < MIN_PART_BYTES:
+                cut = a
+            self.back[t] = cut
+            part = (cut, b)
+        self._left -= int(offs[part[1]] - offs[part[0]])
+        return part
+
+    def _bytes_left(self, t):
+        return int(self.offsets[self.back[t]] - self.offsets[self.front[t]])
 
 
 class ThreadPools:
@@ -64,35 +92,25 @@ class ThreadPools:
         self._lock = threading.Lock()
 
     def run(self, encode, offsets, threads):
-        """``encode(offsets_part) -> (ids, out_offsets, replaced)`` over :func:`ranges` of
-        ``offsets`` on ``threads`` threads; the joined ``(ids, out_offsets, replaced)``."""
-        blocks = ranges(offsets, threads)
-        parts = [r for block in blocks for r in block]
-        if len(parts) == 1:
+        """``encode(offsets_part) -> (ids, out_offsets, replaced)`` over the ranges of a
+        :class:`Schedule` of ``offsets`` on ``threads`` threads; the joined ``(ids,
+        out_offsets, replaced)``."""
+        schedule = Schedule(offsets, threads)
+        if schedule.workers == 1:
             return encode(offsets)
-        workers = len(blocks)
-        back = list(itertools.accumulate(len(b) for b in blocks))  # block t's ranges not
-        front = [0] + back[:-1]  # taken yet: parts[front[t]:back[t]]
-        results = [None] * len(parts)
+        results = {}  # a range's first document -> its output
         lock = threading.Lock()
 
-        def take(t):
-            with lock:
-                if front[t] == back[t]:
-                    t = max(range(workers), key=lambda u: back[u] - front[u])
-                    if front[t] == back[t]:
-                        return None
-                    back[t] -= 1
-                    return back[t]
-                front[t] += 1
-                return front[t] - 1
-
         def work(t):
-            while (k := take(t)) is not None:
-                a, b = parts[k]
-                results[k] = encode(offsets[a:b + 1])
+            while True:
+                with lock:
+                    part = schedule.take(t)
+                if part is None:
+                    return
+                a, b = part
+                results[a] = encode(offsets[a:b + 1])
 
-        helpers = [self._pool(threads).submit(work, t) for t in range(1, workers)]
+        helpers = [self._pool(threads).submit(work, t) for t in range(1, schedule.workers)]
         try:
             work(0)
         finally:
@@ -104,6 +122,7 @@ class ThreadPools:
             wait(helpers)
         for f in helpers:
             f.result()
+        results = [results[a] for a in sorted(results)]
         ids = np.concatenate([r[0] for r in results])
         out = np.zeros(len(offsets), np.int64)
         lengths = np.concatenate([np.diff(r[1]) for r in results])

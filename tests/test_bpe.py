@@ -23,7 +23,7 @@ from corpustok.kernels.bpe_premerge import premerge, premerge_table
 from corpustok.kernels.prefetch import prefetch
 from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
-from corpustok.threads import HALVINGS, MIN_PART_BYTES, ranges
+from corpustok.threads import MIN_PART_BYTES, Schedule
 
 from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
 
@@ -576,7 +576,7 @@ def test_blocks_across_documents_of_a_sliced_column(gpt2):
     for texts in (docs, [t or "" for t in docs]):
         column = pa.array(["head doc ", None] + texts, pa.string()).slice(2)
         batch = corpustok._arrow.utf8_batch(column)
-        assert len(ranges(batch.offsets, 2)) == 2
+        assert Schedule(batch.offsets, 2).workers == 2
         assert batch.offsets[0] > 0 or None in texts  # nulls are refilled: offsets from 0
         want = [None if t is None else enc.encode_ordinary(t) for t in texts]
         assert gpt2.encode_batch(column).to_pylist() == want
@@ -756,8 +756,8 @@ def test_truncated_merges_file_is_an_error(tmp_path):
 def test_threads_give_the_same_ids(gpt2, threads):
     lines = (SAMPLE.splitlines(keepends=True) + [None, ""]) * 150
     assert len("".join(t or "" for t in lines).encode()) > 3 * MIN_PART_BYTES
-    blocks = ranges(corpustok._arrow.utf8_batch(lines).offsets, threads)
-    assert sum(map(len, blocks)) > threads or threads > 2  # ranges taken in turn
+    taken = drain(Schedule(corpustok._arrow.utf8_batch(lines).offsets, threads), [0])
+    assert len(taken) > threads or threads > 2  # ranges taken in turn
     want = gpt2.encode_batch(lines).to_pylist()
     assert gpt2.encode_batch(lines, threads=threads).to_pylist() == want
     assert gpt2.encode_batch(lines, threads=threads, recognize_special=True).to_pylist() == \
@@ -784,32 +784,68 @@ def test_threads_check_and_count_their_own_parts(gpt2):
         assert gpt2.encode_batch(column).to_pylist() == [gpt2.encode(t) for t in want_text]
 
 
-@settings(max_examples=200, deadline=None)
-@given(sizes=st.lists(st.integers(0, 1 << 18), max_size=30), threads=st.integers(1, 9))
-def test_thread_ranges_cover_the_batch(sizes, threads):
+def drain(schedule, turns):
+    """Every range of ``schedule``, taken by its threads in the order of ``turns`` (thread
+    numbers, cycled; a thread that finds nothing left drops out): ``(thread, (a, b))``."""
+    taken, active, k = [], list(range(schedule.workers)), 0
+    while active:
+        t = turns[k % len(turns)] % len(active)
+        k += 1
+        part = schedule.take(active[t])
+        if part is None:
+            del active[t]
+        else:
+            taken.append((active[t], part))
+    return taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.lists(st.integers(0, 1 << 18), max_size=30), threads=st.integers(1, 9),
+       turns=st.lists(st.integers(0, 8), min_size=1, max_size=12))
+def test_thread_ranges_cover_the_batch(sizes, threads, turns):
+    """However the threads take turns, the ranges cover every document once, none empty, and
+    only a block's last one is under :data:`MIN_PART_BYTES` (when not one document)."""
     offsets = np.concatenate([[7], 7 + np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
-    blocks = ranges(offsets, threads)
-    parts = [r for block in blocks for r in block]
+    schedule = Schedule(offsets, threads)
+    assert 1 <= schedule.workers <= threads and (schedule.workers == 1 or threads > 1)
+    parts = sorted(part for _, part in drain(schedule, turns))
+    if not sizes:
+        assert parts == [(0, 0)] or parts == []
+        return
     assert parts[0][0] == 0 and parts[-1][1] == len(sizes)
-    assert all(a < b for a, b in parts) or sizes == []
+    assert all(a < b for a, b in parts)
     assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:]))
-    assert 1 <= len(blocks) <= threads and all(len(b) <= HALVINGS + 1 for b in blocks)
-    assert len(parts) == 1 or threads > 1
+    small = [(a, b) for a, b in parts if offsets[b] - offsets[a] < MIN_PART_BYTES and b > a + 1]
+    assert len(small) <= schedule.workers
 
 
-def test_thread_ranges_halve_in_each_block():
-    """Equal documents of 1 KB: two blocks, each in ranges of 1/2, 1/4, 1/8, 1/16 and 1/16
-    of it, to a document."""
+def test_thread_ranges_shrink_as_the_batch_runs_out():
+    """Equal documents of 1 KB on two threads, thread 1 busy in its first range: thread 0
+    takes its block from the front, then the other's from the back, each range a quarter of
+    what no thread has taken (to a document), at least :data:`MIN_PART_BYTES`, and the whole
+    rest of a block rather than leave it less."""
     doc = 1024
-    offsets = np.arange(0, 2 * 16 * MIN_PART_BYTES + 1, doc, dtype=np.int64)
-    blocks = ranges(offsets, 2)
-    half = 16 * MIN_PART_BYTES
-    want = [half // 2, half // 4, half // 8, half // 16, half // 16]
-    assert HALVINGS == 4 and len(blocks) == 2
-    for block in blocks:
-        got = [int(offsets[b] - offsets[a]) for a, b in block]
-        assert len(got) == 5 and all(abs(g - w) <= doc for g, w in zip(got, want)), got
-    assert ranges(offsets, 1) == [[(0, len(offsets) - 1)]]
+    total = 64 * MIN_PART_BYTES
+    offsets = np.arange(0, total + 1, doc, dtype=np.int64)
+    half = (len(offsets) - 1) // 2
+    schedule = Schedule(offsets, 2)
+    assert schedule.workers == 2 and Schedule(offsets, 1).workers == 1
+    first = schedule.take(1)
+    assert first == (half, half + total // 4 // doc)
+    left = left_first = total - total // 4
+    front, back, sizes = 0, len(offsets) - 1, []
+    for t, (a, b) in drain(schedule, [0]):
+        own = a < half
+        rest = ((half if own else back) - (front if own else first[1])) * doc
+        size = -(-max(MIN_PART_BYTES, left // 4) // doc) * doc
+        if rest < 2 * MIN_PART_BYTES or rest - size < MIN_PART_BYTES:
+            size = rest
+        assert t == 0 and (b - a) * doc == size and (a == front if own else b == back)
+        front, back = (b, back) if own else (front, a)
+        left -= size
+        sizes.append(size)
+    assert left == 0 and front == half and back == first[1]
+    assert sizes[0] == left_first // 4 and sizes[-1] < sizes[0] and schedule.take(1) is None
 
 
 @pytest.mark.parametrize("threads", [2, 3, 5])
@@ -820,8 +856,6 @@ def test_thread_pools_encode_every_range_once(threads):
     import threading
     import time
     offsets = np.arange(0, 301 * (MIN_PART_BYTES // 3), MIN_PART_BYTES // 3, dtype=np.int64)
-    parts = [r for block in ranges(offsets, threads) for r in block]
-    assert len(parts) > 2 * threads
     seen, lock, rng = [], threading.Lock(), random.Random(threads)
 
     def encode(offs):  # one id a document: its index; uneven work
@@ -838,10 +872,12 @@ def test_thread_pools_encode_every_range_once(threads):
         seen.clear()
         ids, out, replaced = pools.run(encode, offsets, threads)
         assert ids.tolist() == list(range(300)) and out.tolist() == list(range(301))
-        assert sorted(seen) == [(offsets[a], offsets[b]) for a, b in parts]
+        seen.sort()
+        assert len(seen) > 2 * threads and seen[0][0] == 0 and seen[-1][1] == offsets[-1]
+        assert all(b == c for (_, b), (c, _) in zip(seen, seen[1:]))
 
     def failing(offs):
-        if offs[0] == offsets[parts[-2][0]]:
+        if offs[0] <= offsets[150] < offs[-1]:
             raise ValueError("this range")
         return encode(offs)
 
