@@ -8,15 +8,21 @@ Stages are measured by running the real kernels on the same text in ways that is
   origin takes before encoding so that the output is sized without a counting pass; text from
   Python ``str`` (every row here) is known well-formed and skips it;
 - **cache hits**: a warm encode of text whose every chunk is already cached (a sample repeated,
-  caches large enough to hold it), minus the split: hash, probe, compare, copy;
+  caches large enough to hold it), minus the split: hash, probe, compare, copy; of which the
+  **hash** (the chunk's key and hash, the encoder's own functions over every chunk alone) and
+  the rest, **probe and copy** (finding the entry, writing its ids: the output);
 - **misses**: a cold encode with caches of one slot on the full text, minus the all-hit figure
-  per chunk, per missed chunk (merging: symbol mapping, pair lookups, the merge loop);
+  per chunk, per missed chunk (merging: symbol mapping, pair lookups, the merge loop); of which
+  the **symbol mapping** (``chunk_symbols`` alone over every chunk) and the rest, the
+  **merge** (the pre-merge, the merge loop, keeping the result); means over every chunk of
+  the text, whose first sightings are longer than most;
 - **all hits, whole text**: the full text encoded again with a cache large enough for all its
   chunks (2**16 slots, 66 MB): the hit path waiting on memory, as gigatoken's same-text row;
 - **as run**: the default encode on the full text, a new (seeded) cache each run (12% of
   GPT-2's shared-mix chunks occur once in 7 MB, so misses are a floor no cache size removes).
 
-CPU time medians of ``--runs`` (default 5), one thread. Beside them, what can be timed of
+The miss rows' ns a byte are per byte of the text at its compulsory miss rate (each distinct
+chunk missed once, at the mean cost). CPU time medians of ``--runs`` (default 5), one thread. Beside them, what can be timed of
 gigatoken from outside (when installed): its encode of new text, of the same text again (every
 chunk cached: split, hash, probe, copy) and ``pretokenized_counts`` (its split and a count per
 distinct chunk). The peers' whole encodes on this text are in ``bench/bpe.py``.
@@ -32,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, banner  # noqa: E402
@@ -39,7 +46,9 @@ from bpe import corpus_sample, package_version  # noqa: E402
 
 import corpustok  # noqa: E402
 from corpustok._arrow import is_well_formed, utf8_batch  # noqa: E402
-from corpustok.kernels.bpe_cache import chunk_cache  # noqa: E402
+from corpustok.kernels.bpe_cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa: E402
+                                         WIDE_WORDS, chunk_cache, general_hash, line_key)
+from corpustok.kernels.bpe_encode import chunk_symbols  # noqa: E402
 from corpustok.kernels.split_fast import split_batch  # noqa: E402
 from corpustok.pretokenize import pattern_named, split_arrays  # noqa: E402
 from corpustok.split_pattern import compile_pattern  # noqa: E402
@@ -57,6 +66,32 @@ def cpu_median(fn, runs, setup=lambda: None):
         fn()
         times.append(time.process_time() - t)
     return statistics.median(times)
+
+
+@njit(cache=True)
+def hash_pass(data, starts, ends):
+    """Every chunk's cache key and hash, as the encoder computes them before a lookup."""
+    acc = np.int64(0)
+    for c in range(len(starts)):
+        s, e = starts[c], ends[c]
+        if e - s <= FAST_KEY:
+            k1, k2, _, _, h = line_key(data, s, e, FAST_WORDS)
+            acc ^= k1 ^ k2 ^ h
+        elif e - s <= WIDE_KEY:
+            k1, k2, k3, k4, h = line_key(data, s, e, WIDE_WORDS)
+            acc ^= k1 ^ k2 ^ k3 ^ k4 ^ h
+        else:
+            acc ^= general_hash(data, s, e)
+    return acc
+
+
+@njit(cache=True)
+def symbol_pass(data, starts, ends, substrate, sym_id, work):
+    """Every chunk's base symbols as token ids, as a miss maps them before merging."""
+    total = 0
+    for c in range(len(starts)):
+        total += chunk_symbols(data, starts[c], ends[c], substrate, sym_id, work)
+    return total
 
 
 def with_cache(tok, slots):
@@ -100,22 +135,32 @@ def main():
     cold = cpu_median(lambda: tok.encode_arrays(batch), args.runs) / nchunks
     as_run = cpu_median(lambda: tok.encode_arrays(batch), args.runs,
                         setup=lambda: (tok._caches.use(None), tok._cache()))
-    distinct = len({bytes(batch.data[a:e]) for a, e in
-                    zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist())})
+    starts = np.concatenate([batch.offsets[:1], ends[:-1]])  # documents are contiguous
+    distinct = len({bytes(batch.data[a:e]) for a, e in zip(starts.tolist(), ends.tolist())})
+    hashing = cpu_median(lambda: hash_pass(batch.data, starts, ends), args.runs) / nchunks
+    work = np.empty(4 * int((ends - starts).max()), np.int32)  # as the encoder's work[0]
+    symbols = cpu_median(lambda: symbol_pass(batch.data, starts, ends, tok._code, tok._sym_id,
+                                             work), args.runs) / nchunks
     miss = cold - hit_total
 
     print(f"\n{nbytes / 1e6:.1f} MB, {nchunks:,} chunks ({nbytes / nchunks:.2f} bytes each), "
           f"{distinct:,} distinct ({distinct / nchunks:.1%}: the compulsory miss rate)")
     per_chunk = nbytes / nchunks
-    rows = [("split", split * per_chunk),
-            ("split, the interpreter alone", interpreter * per_chunk),
-            ("UTF-8 check (Arrow input only)", check * per_chunk),
-            ("cache hit (hash, probe, copy)", hit), ("one miss (merge)", miss),
-            ("all hits, whole text (split to copy)", whole_hits)]
-    print(f"  {'stage':34s} {'ns/chunk':>9s} {'ns/byte':>8s}")
-    for name, ns in rows:
-        print(f"  {name:34s} {ns * 1e9:9.1f} {ns * 1e9 / per_chunk:8.2f}")
-    print(f"  {'as run (default cache)':34s} {as_run / nchunks * 1e9:9.1f} "
+    per_miss = distinct / nbytes  # misses a byte of text: each distinct chunk once
+    rows = [("split", split * per_chunk, split),
+            ("split, the interpreter alone", interpreter * per_chunk, interpreter),
+            ("UTF-8 check (Arrow input only)", check * per_chunk, check),
+            ("cache hit (hash, probe, copy)", hit, hit / per_chunk),
+            ("  hash", hashing, hashing / per_chunk),
+            ("  probe and copy (output)", hit - hashing, (hit - hashing) / per_chunk),
+            ("one miss (ns/byte: one a distinct chunk)", miss, miss * per_miss),
+            ("  symbol mapping", symbols, symbols * per_miss),
+            ("  merge (and keeping it)", miss - symbols, (miss - symbols) * per_miss),
+            ("all hits, whole text (split to copy)", whole_hits, whole_hits / per_chunk)]
+    print(f"  {'stage':42s} {'ns/chunk':>9s} {'ns/byte':>8s}")
+    for name, ns, ns_byte in rows:
+        print(f"  {name:42s} {ns * 1e9:9.1f} {ns_byte * 1e9:8.2f}")
+    print(f"  {'as run (default cache)':42s} {as_run / nchunks * 1e9:9.1f} "
           f"{as_run / nbytes * 1e9:8.2f}   = {nbytes / as_run / 1e6:.1f} MB/s")
     gigatoken_stages(args.tokenizer, tok, lines, nbytes, nchunks, args.runs, args.mb)
 
@@ -149,7 +194,7 @@ def gigatoken_stages(path, tok, lines, nbytes, nchunks, runs, mb):
     print(f"  gigatoken {package_version('gigatoken')}, the same text:")
     for name, s in (("split + count (pretokenized_counts)", split),
                     ("same text again (all hits)", again), ("new text (as run)", fresh)):
-        print(f"  {name:34s} {s / nchunks * 1e9:9.1f} {s / nbytes * 1e9:8.2f}   = "
+        print(f"  {name:42s} {s / nchunks * 1e9:9.1f} {s / nbytes * 1e9:8.2f}   = "
               f"{nbytes / s / 1e6:.1f} MB/s")
 
 
