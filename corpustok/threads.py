@@ -5,8 +5,9 @@ call whatever the thread count.
 
 Equal bytes are not equal work (a language whose words all miss the cache costs several times
 an English range), so ranges are cut as threads ask for them (guided self-scheduling): a
-range is a share of what no thread has taken yet, ``1 / (2 * threads)`` of it and at least
-:data:`MIN_PART_BYTES`, to the next document start. Each thread (the caller is thread 0, the
+range is a share of what no thread has taken yet, ``1 / (2 * workers)`` of it (``workers``:
+the threads with a block) and at least :data:`MIN_PART_BYTES`, to the next document start;
+the rest of a block rather than leave it less. Each thread (the caller is thread 0, the
 others come from a pool) owns one block of about equal bytes and takes its ranges from the
 block's front; a thread whose block is done takes one from the back of the block with the
 most left. Ranges shrink as the batch runs out, so when one thread finds nothing left the
