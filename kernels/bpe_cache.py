@@ -150,7 +150,7 @@ def line_get(table, first, words, k1, k2, k3, k4, out, j):
     entry (``out`` has that much slack), so a hit takes no branch on the count.
     :data:`IN_WIDE`, :data:`IN_GENERAL`: the ids are in that part. A hit sets the entry's use
     bit where it is clear, and only then writes the line: a write on every hit (a use count)
-    made the next lookups of a frequent chunk wait for it (1.02-1.08x fresh text without)."""
+    made the next lookups of a frequent chunk wait for it (docs/decisions.md)."""
     half = words // 2
     for way in range(2):
         b = first + way * words
