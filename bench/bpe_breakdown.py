@@ -22,10 +22,11 @@ Stages are measured by running the real kernels on the same text in ways that is
   GPT-2's shared-mix chunks occur once in 7 MB, so misses are a floor no cache size removes).
 
 The miss rows' ns a byte are per byte of the text at its compulsory miss rate (each distinct
-chunk missed once, at the mean cost). CPU time medians of ``--runs`` (default 5), one thread. Beside them, what can be timed of
-gigatoken from outside (when installed): its encode of new text, of the same text again (every
-chunk cached: split, hash, probe, copy) and ``pretokenized_counts`` (its split and a count per
-distinct chunk). The peers' whole encodes on this text are in ``bench/bpe.py``.
+chunk missed once, at the mean cost). CPU time medians of ``--runs`` (default 5), one thread.
+Beside them, what can be timed of gigatoken from outside (when installed): its encode of new
+text, of the same text again (every chunk cached: split, hash, probe, copy) and
+``pretokenized_counts`` (its split and a count per distinct chunk). The peers' whole encodes
+on this text are in ``bench/bpe.py``.
 
 Usage: ``python bench/bpe_breakdown.py [--mb 8] [--runs 5] [--tokenizer PATH]``.
 """

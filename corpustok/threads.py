@@ -46,39 +46,33 @@ class Schedule:
         bounds = [0, *sorted(set(np.clip(cuts, 1, n - 1).tolist())), n]
         self.front, self.back = bounds[:-1], bounds[1:]  # block t's untaken documents
         self.workers = len(self.front)
-        self._left = total
 
     def take(self, t):
-        """The next range ``(a, b)`` of documents for thread ``t``, never empty, or None when
-        every document is taken."""
-        if t >= self.workers or self.front[t] == self.back[t]:
+        """The next range ``(a, b)`` of documents for thread ``t`` (below ``workers``), never
+        empty, or None when every document is taken."""
+        own = self.front[t] < self.back[t]
+        if not own:
             t = max(range(self.workers), key=self._bytes_left)
             if self.front[t] == self.back[t]:
                 return None
-            own = False
-        else:
-            own = True
         offs, a, b = self.offsets, self.front[t], self.back[t]
-        if a == b - 1 or self._bytes_left(t) < 2 * MIN_PART_BYTES:
-            size = self._bytes_left(t)  # the rest, rather than a tail too small to hand off
-        else:
-            size = max(MIN_PART_BYTES, self._left // (2 * self.workers))
+        left = sum(self._bytes_left(u) for u in range(self.workers))
+        size = max(MIN_PART_BYTES, left // (2 * self.workers))
+        # a cut that would leave under MIN_PART_BYTES of the block takes all of it
         if own:  # from the front: to the first document start at least size bytes on
             cut = int(np.searchsorted(offs, offs[a] + size))
             cut = min(max(cut, a + 1), b)
             if offs[b] - offs[cut] < MIN_PART_BYTES:
                 cut = b
             self.front[t] = cut
-            part = (a, cut)
-        else:  # from the back: from the last document start at least size bytes before
-            cut = int(np.searchsorted(offs, offs[b] - size, side="right")) - 1
-            cut = max(min(cut, b - 1), a)
-            if offs[cut] - offs[a] < MIN_PART_BYTES:
-                cut = a
-            self.back[t] = cut
-            part = (cut, b)
-        self._left -= int(offs[part[1]] - offs[part[0]])
-        return part
+            return a, cut
+        # from the back: from the last document start at least size bytes before its end
+        cut = int(np.searchsorted(offs, offs[b] - size, side="right")) - 1
+        cut = max(min(cut, b - 1), a)
+        if offs[cut] - offs[a] < MIN_PART_BYTES:
+            cut = a
+        self.back[t] = cut
+        return cut, b
 
     def _bytes_left(self, t):
         return int(self.offsets[self.back[t]] - self.offsets[self.front[t]])
