@@ -6,11 +6,11 @@
 Batches are lines of the shared corpus (``../shared/data/corpus/*.txt.xz``, or the embedded
 UDHR sample when that is absent), repeated up to the batch size, one line per document. For
 each batch it prints the host-to-device copy (pageable and pinned host memory), the time of the
-three kernels (CUDA events; GB/s counts UTF-8 input bytes), the end-to-end call
-``encode_symbols_cuda`` (copy in, kernels, copy out) and the CPU kernel ``encode_symbols`` on the
-same batch, with ratios; the GPU output is checked equal to the CPU output first. Without a GPU
-it says so and exits 0. ``--allow-simulator`` runs it on numba's CUDA simulator to test the
-script itself (tiny sizes only; those numbers mean nothing).
+three kernels (CUDA events, each pass and their sum; GB/s counts UTF-8 input bytes), the
+end-to-end call ``encode_symbols_cuda`` (copy in, kernels, copy out) and the CPU kernel
+``encode_symbols`` on the same batch, with ratios; the GPU output is checked equal to the CPU
+output first. Without a GPU it says so and exits 0. ``--allow-simulator`` runs it on numba's
+CUDA simulator to test the script itself (tiny sizes only; those numbers mean nothing).
 """
 import argparse
 import json
@@ -76,8 +76,7 @@ def main():
               "to test this script on it)")
         return 0
     if not kc.cuda_available():
-        print("no CUDA GPU available (numba.cuda.is_available() is False): nothing to measure; "
-              "the GPU numbers are still to be measured")
+        print("no CUDA GPU available (numba.cuda.is_available() is False): nothing to measure")
         return 0
     from numba import cuda
 
@@ -99,7 +98,7 @@ def main():
     geometries = [tuple(int(x) for x in g.split("x")) for g in args.geometry.split(",")]
     head = (f"{'MB':>7} {'docs':>10} {'substrate':>9} {'geometry':>8} {'H2D GB/s':>8} "
             f"{'pinned':>7} {'kernel ms':>9} {'kern GB/s':>9} {'total ms':>9} {'tot GB/s':>8} "
-            f"{'CPU ms':>8} {'CPU GB/s':>8} {'kern/CPU':>8} {'tot/CPU':>8}")
+            f"{'CPU ms':>8} {'CPU GB/s':>8} {'kern/CPU':>8} {'tot/CPU':>8}  count/scan/write ms")
     print(head)
     for size_mb in (float(s) for s in args.sizes_mb.split(",")):
         batch, offsets = make_batch(data, starts, int(size_mb * 1e6))
@@ -127,12 +126,17 @@ def main():
                     pinned_ms = median_ms(h2d, args.runs)
                 d_data, d_offs = kc.to_device(batch, offsets)
 
+                passes = []
+
                 def kernels_ms():
                     t = {}
                     kc.encode_on_device(d_data, d_offs, sub, threads, per_thread, timings=t)
+                    passes.append(t)
                     return sum(t.values())
 
                 kern_ms = median_ms(kernels_ms, args.runs)
+                split = "/".join(f"{statistics.median(t[k] for t in passes[1:]):.3g}"
+                                 for k in ("count", "scan", "write"))
                 del d_data, d_offs
                 total_ms = 1e3 * timed(
                     lambda: kc.encode_symbols_cuda(batch, offsets, sub, threads, per_thread),
@@ -142,9 +146,10 @@ def main():
                       f"{threads}x{per_thread:<5} {gbs(h2d_ms):8.1f} {gbs(pinned_ms):7.1f} "
                       f"{kern_ms:9.3f} {gbs(kern_ms):9.1f} {total_ms:9.2f} {gbs(total_ms):8.2f} "
                       f"{cpu_ms:8.1f} {gbs(cpu_ms):8.2f} {gbs(kern_ms) / gbs(cpu_ms):7.0f}x "
-                      f"{cpu_ms / total_ms:7.1f}x", flush=True)
+                      f"{cpu_ms / total_ms:7.1f}x  {split}", flush=True)
     print("\nkernel = count + scan + write passes timed by CUDA events around the launches "
-          "(allocations and the one scalar read-back between passes excluded); total = "
+          "(allocations and the one scalar read-back between passes excluded), each pass's median "
+          "in the last column; total = "
           "encode_symbols_cuda end to end (pageable copies both ways).")
     return 0
 
