@@ -19,7 +19,13 @@ Stages are measured by running the real kernels on the same text in ways that is
 - **all hits, whole text**: the full text encoded again with a cache large enough for all its
   chunks (2**16 slots, 66 MB): the hit path waiting on memory, as gigatoken's same-text row;
 - **as run**: the default encode on the full text, a new (seeded) cache each run (12% of
-  GPT-2's shared-mix chunks occur once in 7 MB, so misses are a floor no cache size removes).
+  GPT-2's shared-mix chunks occur once in 7 MB, so misses are a floor no cache size removes);
+- **a miss, stage by stage**: the distinct chunks alone, in text order, through the encoder's
+  own miss function (``_merge_chunk``: symbol mapping, pre-merge, merge loop, copy), each
+  once (*first*: its pair-table lines as the previous misses left them) and each twice in a
+  row (the second, *again*, finds every line it reads in L1: the work without memory waits),
+  and the stages again alone; *first* minus *again* is what a miss waits on memory at the
+  least (in a real run the hits between two misses evict more).
 
 The miss rows' ns a byte are per byte of the text at its compulsory miss rate (each distinct
 chunk missed once, at the mean cost). CPU time medians of ``--runs`` (default 5), one thread.
@@ -49,7 +55,9 @@ import corpustok  # noqa: E402
 from corpustok._arrow import is_well_formed, utf8_batch  # noqa: E402
 from corpustok.kernels.bpe_cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa: E402
                                          WIDE_WORDS, chunk_cache, general_hash, line_key)
-from corpustok.kernels.bpe_encode import chunk_symbols  # noqa: E402
+from corpustok.kernels.bpe_encode import LONG, WORK, _merge_chunk, chunk_symbols  # noqa: E402
+from corpustok.kernels.bpe_merge import long_work  # noqa: E402
+from corpustok.kernels.bpe_premerge import premerge  # noqa: E402
 from corpustok.kernels.split_fast import split_batch  # noqa: E402
 from corpustok.pretokenize import pattern_named, split_arrays  # noqa: E402
 from corpustok.split_pattern import compile_pattern  # noqa: E402
@@ -87,12 +95,69 @@ def hash_pass(data, starts, ends):
 
 
 @njit(cache=True)
-def symbol_pass(data, starts, ends, substrate, sym_id, work):
-    """Every chunk's base symbols as token ids, as a miss maps them before merging."""
+def symbol_pass(data, starts, ends, substrate, sym_id, work, reps=1):
+    """Every chunk's base symbols as token ids, as a miss maps them before merging (``reps``
+    times each, in a row)."""
     total = 0
     for c in range(len(starts)):
-        total += chunk_symbols(data, starts[c], ends[c], substrate, sym_id, work)
+        for _ in range(reps):
+            total += chunk_symbols(data, starts[c], ends[c], substrate, sym_id, work)
     return total
+
+
+@njit(cache=True)
+def premerge_pass(data, starts, ends, substrate, sym_id, pre, new_of_rank, work, reps):
+    """Every chunk's symbols and pre-merge pass, ``reps`` times each in a row."""
+    total = 0
+    for c in range(len(starts)):
+        for _ in range(reps):
+            n = chunk_symbols(data, starts[c], ends[c], substrate, sym_id, work)
+            total += premerge(work, n, pre, new_of_rank)
+    return total
+
+
+@njit(cache=True)
+def miss_pass(merger, data, starts, ends, out, reps):
+    """Every chunk through the encoder's miss function, ``reps`` times each in a row."""
+    total = 0
+    for c in range(len(starts)):
+        for _ in range(reps):
+            total += _merge_chunk(merger, data, starts[c], ends[c], out, 0)
+    return total
+
+
+def first_sightings(data, starts, ends):
+    """The index of each distinct chunk's first occurrence, in text order."""
+    seen, first = set(), []
+    for c, (a, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+        key = bytes(data[a:e])
+        if key not in seen:
+            seen.add(key)
+            first.append(c)
+    return np.array(first, np.int64)
+
+
+def miss_stages(tok, data, starts, ends, first, runs):
+    """ns a distinct chunk (text order) of a miss: first, again, and its stages again. Chunks
+    of more than ``WORK`` bytes (the encoder merges them elsewhere) are left out."""
+    first = first[ends[first] - starts[first] <= WORK]
+    s, e = starts[first], ends[first]
+    ids, keys = np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64)  # as the encoder's
+    merger = (tok._code, tok._sym_id, tok._pairs, tok._whole, tok._pre, ids, keys,
+              long_work(LONG))
+    out = np.empty(3 * WORK, np.int32)
+    n = len(first)
+
+    def twice_minus_once(fn):
+        return (cpu_median(lambda: fn(2), runs) - cpu_median(lambda: fn(1), runs)) / n
+
+    once = cpu_median(lambda: miss_pass(merger, data, s, e, out, 1), runs) / n
+    again = twice_minus_once(lambda r: miss_pass(merger, data, s, e, out, r))
+    symbols = twice_minus_once(lambda r: symbol_pass(data, s, e, tok._code, tok._sym_id, ids,
+                                                     r))
+    pre = twice_minus_once(lambda r: premerge_pass(data, s, e, tok._code, tok._sym_id,
+                                                   tok._pre, tok._pairs[1], ids, r))
+    return n, once, again, symbols, pre - symbols
 
 
 def with_cache(tok, slots):
@@ -137,7 +202,8 @@ def main():
     as_run = cpu_median(lambda: tok.encode_arrays(batch), args.runs,
                         setup=lambda: (tok._caches.use(None), tok._cache()))
     starts = np.concatenate([batch.offsets[:1], ends[:-1]])  # documents are contiguous
-    distinct = len({bytes(batch.data[a:e]) for a, e in zip(starts.tolist(), ends.tolist())})
+    first = first_sightings(batch.data, starts, ends)
+    distinct = len(first)
     hashing = cpu_median(lambda: hash_pass(batch.data, starts, ends), args.runs) / nchunks
     work = np.empty(4 * int((ends - starts).max()), np.int32)  # as the encoder's work[0]
     symbols = cpu_median(lambda: symbol_pass(batch.data, starts, ends, tok._code, tok._sym_id,
@@ -163,6 +229,17 @@ def main():
         print(f"  {name:42s} {ns * 1e9:9.1f} {ns_byte * 1e9:8.2f}")
     print(f"  {'as run (default cache)':42s} {as_run / nchunks * 1e9:9.1f} "
           f"{as_run / nbytes * 1e9:8.2f}   = {nbytes / as_run / 1e6:.1f} MB/s")
+    n, once, again, sym_again, pre_again = miss_stages(tok, batch.data, starts, ends, first,
+                                                    args.runs)
+    print(f"\n  a miss, stage by stage: the {n:,} distinct chunks of at most {WORK} bytes alone, "
+          "text order, ns a chunk")
+    for name, ns in (("first sighting (_merge_chunk once)", once),
+                     ("again right after (every line in L1)", again),
+                     ("  symbol mapping, again", sym_again),
+                     ("  pre-merge, again", pre_again),
+                     ("  merge loop and copy, again", again - sym_again - pre_again),
+                     ("waiting on memory (first - again)", once - again)):
+        print(f"  {name:42s} {ns * 1e9:9.1f}")
     gigatoken_stages(args.tokenizer, tok, lines, nbytes, nchunks, args.runs, args.mb)
 
 
@@ -173,6 +250,9 @@ def gigatoken_stages(path, tok, lines, nbytes, nchunks, runs, mb):
         from gigatoken.gigatoken_rs import pretokenized_counts
     except ImportError:
         print("  gigatoken not installed (pip install gigatoken==0.10.0): its rows skipped")
+        return
+    if tok.substrate != "utf8":
+        print(f"  gigatoken has no {tok.substrate} substrate: its rows skipped")
         return
     held_out = corpus_sample(1, skip_mb=mb)  # warm-up text it has not seen
 
