@@ -34,7 +34,7 @@ text, of the same text again (every chunk cached: split, hash, probe, copy) and
 ``pretokenized_counts`` (its split and a count per distinct chunk). The peers' whole encodes
 on this text are in ``bench/bpe.py``.
 
-Usage: ``python bench/bpe_breakdown.py [--mb 8] [--runs 5] [--tokenizer PATH]``.
+Usage: ``python bench/bpe_breakdown.py [--mb 8] [--runs 5] [--tokenizer PATH] [--corpus mix]``.
 """
 import argparse
 import json
@@ -49,7 +49,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, banner  # noqa: E402
-from bpe import corpus_sample, package_version  # noqa: E402
+from bpe import CORPORA, CORPUS, corpus_sample, package_version  # noqa: E402
 
 import corpustok  # noqa: E402
 from corpustok._arrow import is_well_formed, utf8_batch  # noqa: E402
@@ -170,7 +170,10 @@ def main():
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tokenizer", default=str(REPO / "tests" / "data" / "gpt2"))
+    ap.add_argument("--corpus", choices=CORPORA, default="mix",
+                    help="which shared corpus files (as bench/bpe.py's --corpus)")
     args = ap.parse_args()
+    CORPUS[0] = args.corpus
     banner("BPE encode breakdown (one thread, CPU time)", ("numba", "numpy"))
     tok = corpustok.load(args.tokenizer)
     lines = corpus_sample(args.mb)
