@@ -250,9 +250,12 @@ def cache_get(cache, slot, out, j):
     """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
     meta, c_ids = cache[0], cache[2]
     n = meta[slot * META + IDS]
-    base = slot * CACHE_IDS
+    # Copies index views from 0: on an index such as j + k, Numba's fix-up of negative
+    # indices makes LLVM copy with AVX-512 gathers and scatters (docs/decisions.md).
+    src = c_ids[slot * CACHE_IDS:slot * CACHE_IDS + n]
+    dst = out[j:j + n]
     for k in range(n):
-        out[j + k] = c_ids[base + k]
+        dst[k] = src[k]
     return n
 
 
@@ -265,12 +268,12 @@ def cache_put(cache, slot, data, s, e, h, out, j, n):
     meta[m + BYTES] = e - s
     meta[m + IDS] = n
     meta[m + USES] = 1
-    base = slot * CACHE_KEY
+    key, src = c_key[slot * CACHE_KEY:slot * CACHE_KEY + e - s], data[s:e]
     for k in range(e - s):
-        c_key[base + k] = data[s + k]
-    base = slot * CACHE_IDS
+        key[k] = src[k]
+    ids, got = c_ids[slot * CACHE_IDS:slot * CACHE_IDS + n], out[j:j + n]
     for k in range(n):
-        c_ids[base + k] = out[j + k]
+        ids[k] = got[k]
 
 
 @njit(nogil=True, cache=True, _nrt=False)

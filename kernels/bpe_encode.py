@@ -52,6 +52,7 @@ KEY_WORDS = 6  # a chunk split ahead: its key (4 words; a fast key: 2, then its 
 # and whether to fetch that too), then its set's first word << 3 | GENERAL_HINT | part, then
 # its hash in the general part (line_key's up to WIDE_KEY bytes, general_hash's beyond)
 FAST_PART, WIDE_PART = 1, 2  # the inline part a chunk's key is for (0: neither)
+NOT_CACHED = -(1 << 62)  # cache_find's answer for a chunk too long for the general cache
 GENERAL_HINT = 4  # the chunk's ids may be in the general part: fetch its first slot too
 
 
@@ -219,24 +220,41 @@ def _merge_chunk(merger, data, s, e, out, j):
         n = merge_long(ids, n, pairs, long[0], long[1])
     else:
         n = merge_short(ids, n, pairs, rank)
+    dst = out[j:j + n]  # a view indexed from 0: no gathers (see bpe_cache.cache_get)
     for k in range(n):
-        out[j + k] = ids[k]
+        dst[k] = ids[k]
     return n
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _general_chunk(merger, cache, data, s, e, h, out, j):
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _general_chunk(model, work, cache, data, s, e, h, out, j):
     """:func:`_merge_chunk` through the general cache, which keeps what the inline parts
     cannot: chunks of more than :data:`WIDE_KEY` bytes (up to :data:`CACHE_KEY`) or more than
     :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`); ``h``: the chunk's hash there (see
-    :data:`KEY_WORDS`)."""
+    :data:`KEY_WORDS`). A hit calls only the cache's functions: a call passes every array of
+    its arguments, and the merger's are many."""
+    n = _general_hit(cache, data, s, e, h, out, j)
+    if n >= 0:
+        return n
+    return _general_miss(_merger(model, work), cache, data, s, e, h, out, j, n)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _general_hit(cache, data, s, e, h, out, j):
+    """The id count of a hit in the general cache, its ids copied to ``out[j:]``; else
+    :func:`cache_find`'s answer (negative), or :data:`NOT_CACHED`."""
     if e - s > CACHE_KEY:
-        return _merge_chunk(merger, data, s, e, out, j)
+        return NOT_CACHED
     slot = cache_find(cache, data, s, e, h)
-    if slot >= 0:
-        return cache_get(cache, slot, out, j)
+    return cache_get(cache, slot, out, j) if slot >= 0 else slot
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _general_miss(merger, cache, data, s, e, h, out, j, slot):
+    """Merge a chunk the general cache lacks (``slot``: :func:`cache_find`'s answer, or
+    :data:`NOT_CACHED`) and keep it there when the inline parts cannot."""
     n = _merge_chunk(merger, data, s, e, out, j)
-    if (e - s > WIDE_KEY or n > WIDE_IDS) and 0 <= n <= CACHE_IDS:
+    if slot != NOT_CACHED and (e - s > WIDE_KEY or n > WIDE_IDS) and 0 <= n <= CACHE_IDS:
         cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
     return n
 
@@ -247,13 +265,13 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
     ``keys[b:b + KEY_WORDS]`` (an inline part's, or none), merging on a miss. Inlined by Numba
     into the chunk loop (LLVM does not inline it), and so are both inline parts' lookups: a
     call passes every field of its tuples again, so only misses and the general part (about
-    one chunk in ten, each costing far more than that) make one. A fast entry of
+    one chunk in ten; a general hit passes the cache's arrays alone) make one. A fast entry of
     :data:`IN_WIDE` sends the chunk to its wide set, a wide one of :data:`IN_GENERAL` to the
     general part."""
     where = keys[b + 4]
     part = where & 3
     if part == 0:
-        return _general_chunk(_merger(model, work), cache, data, s, e, keys[b + 5], out, j)
+        return _general_chunk(model, work, cache, data, s, e, keys[b + 5], out, j)
     k1, k2 = keys[b], keys[b + 1]
     if part == FAST_PART:
         n = line_get(cache[3], where >> 3, FAST_WORDS, k1, k2, 0, 0, out, j)
@@ -269,7 +287,7 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
         k3, k4 = keys[b + 2], keys[b + 3]
     n = line_get(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j)
     if n == IN_GENERAL:
-        return _general_chunk(_merger(model, work), cache, data, s, e, keys[b + 5], out, j)
+        return _general_chunk(model, work, cache, data, s, e, keys[b + 5], out, j)
     if n >= 0:
         return n
     return _wide_miss(_merger(model, work), cache, data, s, e, keys[b + 5], out, j, k1, k2, k3,
@@ -309,8 +327,9 @@ def _fill_block(model, data, offsets, d, p, last, stop, streaming, ends, doc_of)
         if p < end:
             k2, p, held = split_some(data, p, end, model[1], not (streaming and d == last),
                                      ends, k, BLOCK)
-            for c in range(k, k2):
-                doc_of[c] = d
+            docs = doc_of[k:k2]  # a view indexed from 0: no scatters (bpe_cache.cache_get)
+            for c in range(k2 - k):
+                docs[c] = d
             k = k2
             if held or p < end:
                 return k, d, p, held
