@@ -21,7 +21,7 @@ Stages are measured by running the real kernels on the same text in ways that is
 - **as run**: the default encode on the full text, a new (seeded) cache each run (12% of
   GPT-2's shared-mix chunks occur once in 7 MB, so misses are a floor no cache size removes);
 - **a miss, stage by stage**: the distinct chunks alone, in text order, through the encoder's
-  own miss function (``_merge_chunk``: symbol mapping, pre-merge, merge loop, copy), each
+  own miss function (``merge_chunk``: symbol mapping, pre-merge, merge loop, copy), each
   once (*first*: its pair-table lines as the previous misses left them) and each twice in a
   row (the second, *again*, finds every line it reads in L1: the work without memory waits),
   and the stages again alone; *first* minus *again* is what a miss waits on memory at the
@@ -55,7 +55,7 @@ import corpustok  # noqa: E402
 from corpustok._arrow import is_well_formed, utf8_batch  # noqa: E402
 from corpustok.kernels.bpe_cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa: E402
                                          WIDE_WORDS, chunk_cache, general_hash, line_key)
-from corpustok.kernels.bpe_encode import LONG, WORK, _merge_chunk, chunk_symbols  # noqa: E402
+from corpustok.kernels.bpe_chunk import LONG, WORK, chunk_symbols, merge_chunk  # noqa: E402
 from corpustok.kernels.bpe_merge import long_work  # noqa: E402
 from corpustok.kernels.bpe_premerge import premerge  # noqa: E402
 from corpustok.kernels.split_fast import split_batch  # noqa: E402
@@ -122,7 +122,7 @@ def miss_pass(merger, data, starts, ends, out, reps):
     total = 0
     for c in range(len(starts)):
         for _ in range(reps):
-            total += _merge_chunk(merger, data, starts[c], ends[c], out, 0)
+            total += merge_chunk(merger, data, starts[c], ends[c], out, 0)
     return total
 
 
@@ -139,7 +139,9 @@ def first_sightings(data, starts, ends):
 
 def miss_stages(tok, data, starts, ends, first, runs):
     """ns a distinct chunk (text order) of a miss: first, again, and its stages again. Chunks
-    of more than ``WORK`` bytes (the encoder merges them elsewhere) are left out."""
+    of more than ``WORK`` bytes (the encoder merges them elsewhere) are left out. Each stage
+    has a jitted loop of its own: one loop choosing the stage by an argument timed them wrong
+    (docs/decisions.md, sixteenth part)."""
     first = first[ends[first] - starts[first] <= WORK]
     s, e = starts[first], ends[first]
     ids, keys = np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64)  # as the encoder's
@@ -236,7 +238,7 @@ def main():
                                                     args.runs)
     print(f"\n  a miss, stage by stage: the {n:,} distinct chunks of at most {WORK} bytes alone, "
           "text order, ns a chunk")
-    for name, ns in (("first sighting (_merge_chunk once)", once),
+    for name, ns in (("first sighting (merge_chunk once)", once),
                      ("again right after (every line in L1)", again),
                      ("  symbol mapping, again", sym_again),
                      ("  pre-merge, again", pre_again),

@@ -8,9 +8,9 @@ these references against the external ones (Python's codecs, ``regex``, tiktoken
    :func:`encode_symbols`, :func:`decode_symbols`, :func:`bytes_to_unicode`,
    :func:`symbol_string`.
 2. GPT-2 pre-tokenization (mirrors ``kernels/split.py``): :func:`gpt2_split`.
-3. Byte-level BPE (mirrors ``kernels/bpe_merge.py``, ``kernels/bpe_encode.py``):
-   :func:`merge_ids`, :func:`encode`, :func:`decode`, :func:`load_gpt2`,
-   :func:`load_hf_json`.
+3. Byte-level BPE (mirrors ``kernels/bpe_merge.py``, ``kernels/bpe_chunk.py`` and
+   ``kernels/bpe_encode.py``): :func:`merge_ids`, :func:`encode`, :func:`decode`,
+   :func:`load_gpt2`, :func:`load_hf_json`.
 4. BPE training (mirrors ``kernels/chunk_count.py``, ``kernels/bpe_learn.py``):
    :func:`count_chunks`, :func:`train_bpe`.
 5. BERT WordPiece (mirrors ``kernels/wordpiece_walk.py``): :func:`bert_words`,

@@ -21,8 +21,9 @@ Chunks (pre-tokenizer pieces) are looked up first in the bounded chunk cache of
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
 over these tuples and the work arrays ``(ids, rank, ends, keys, long)``:
 :func:`_next_special`, :func:`_encode_run` (the chunk loop, with the streaming rule) and
-:func:`_encode_chunk` (cache, then :func:`_merge_chunk`). Only chunks too long for the work
-arrays go back to the caller, for :func:`encode_long_chunk`, which allocates.
+:func:`_encode_chunk` (cache, then :mod:`corpustok.kernels.bpe_chunk`'s merge). Only chunks
+too long for the work arrays go back to the caller, for :func:`encode_long_chunk`, which
+allocates.
 """
 import numpy as np
 from numba import njit
@@ -32,20 +33,14 @@ from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KE
                                          cache_find, cache_get, cache_put, general_hash,
                                          general_prefetch, general_put, line_get, line_key,
                                          line_put, line_set, same_bytes, wide_key)
-from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
-                                         merge_long, merge_short)
-from corpustok.kernels.bpe_premerge import premerge
+from corpustok.kernels.bpe_chunk import LONG, WORK, chunk_merger, encode_long_chunk, merge_chunk
+from corpustok.kernels.bpe_merge import long_work
 from corpustok.kernels.hugepages import advise_huge_pages
 from corpustok.kernels.prefetch import prefetch
 from corpustok.kernels.split_fast import split_some
-from corpustok.kernels.substrate_codec import (UTF8, UTF16, count_symbols, most_symbols,
-                                               put_symbols)
-from corpustok.kernels.token_table import find_token
-from corpustok.kernels.unicode import HIGH_BITS, short_char_length, utf8_step
+from corpustok.kernels.substrate_codec import count_symbols, most_symbols
+from corpustok.kernels.unicode import HIGH_BITS
 
-SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
-LONG = 2 * CACHE_KEY  # the most symbols a chunk the cache can keep has (utf16: 2 a byte)
-WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
 BLOCK = 64  # chunks split before they are encoded
 AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
 KEY_WORDS = 6  # a chunk split ahead: its key (4 words; a fast key: 2, then its wide set
@@ -57,60 +52,11 @@ GENERAL_HINT = 4  # the chunk's ids may be in the general part: fetch its first 
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _put_id(ids, n, t):
-    """Append id ``t`` to ``ids[:n]`` unless it is -1 (a symbol the vocabulary lacks)."""
-    if t >= 0:
-        ids[n] = t
-        return n + 1
-    return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _own_symbols(data, i, e, substrate):
-    """How many bytes from ``data[i]`` are one character whose symbols are its bytes: an
-    ASCII or 2-byte one under utf8 and ube, a 3-byte one under utf8 (0: decode it)."""
-    if substrate == UTF16:
-        return 0
-    if data[i] < 0x80:
-        return 1
-    m = short_char_length(data, i, e)
-    return m if m == 2 or substrate == UTF8 else 0
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def chunk_symbols(data, s, e, substrate, sym_id, ids):
-    """Token ids of the base symbols of ``data[s:e]`` into ``ids`` (room for those symbols);
-    returns their count. Symbols outside the vocabulary are skipped. O(e - s). Characters
-    whose symbols are their bytes are mapped inline, the rest decoded by :func:`utf8_step`."""
-    n = 0
-    i = s
-    while i < e:
-        m = _own_symbols(data, i, e, substrate)
-        if m:
-            for k in range(i, i + m):
-                n = _put_id(ids, n, sym_id[data[k]])
-            i += m
-            continue
-        if data[i] < 0x80:  # utf16: the byte, then a zero byte
-            n = _put_id(ids, _put_id(ids, n, sym_id[data[i]]), sym_id[0])
-            i += 1
-            continue
-        cp, m, _ = utf8_step(data, i, e)
-        i += m
-        stop = put_symbols(cp, substrate, ids, n)
-        k = n
-        while k < stop:
-            n = _put_id(ids, n, sym_id[ids[k]])
-            k += 1
-    return n
-
-
-@njit(nogil=True, cache=True, _nrt=False)
 def _wide_miss(merger, cache, data, s, e, h, out, j, k1, k2, k3, k4, first):
     """Merge chunk ``data[s:e]``, missing from the wide part (wide key ``(k1 .. k4)``, set
     ``first``, general hash ``h``), and keep its ids: a result of more than :data:`WIDE_IDS`
     ids goes to the general part, and the wide entry records only that."""
-    n = _merge_chunk(merger, data, s, e, out, j)
+    n = merge_chunk(merger, data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
         _keep_wide(cache, data, s, e, h, out, j, n, k1, k2, k3, k4, first)
     return n
@@ -134,7 +80,7 @@ def _fast_miss(merger, cache, data, s, e, h, out, j, k1, k2, first, wide_first):
     ids is kept as :func:`_wide_miss` keeps it, and the fast entry records only that
     (:data:`IN_WIDE`), so a miss never probes the other parts first. Inlined: the miss of
     nearly every new chunk, which then makes one call (the merge) instead of two."""
-    n = _merge_chunk(merger, data, s, e, out, j)
+    n = merge_chunk(merger, data, s, e, out, j)
     if 0 <= n <= CACHE_IDS:
         if n > FAST_IDS:
             w1, w2, w3, w4 = wide_key(k1, k2)
@@ -144,107 +90,25 @@ def _fast_miss(merger, cache, data, s, e, h, out, j, k1, k2, first, wide_first):
     return n
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _whole_token(data, s, e, substrate, whole, sym):
-    """The id of the token whose base symbols are those of ``data[s:e]``, or -1; ``sym`` has
-    room for them (4 a byte). O(e - s)."""
-    n = 0
-    i = s
-    while i < e:
-        m = _own_symbols(data, i, e, substrate)
-        if m:
-            for k in range(i, i + m):
-                sym[n] = data[k]
-                n += 1
-        else:
-            cp, m, _ = utf8_step(data, i, e)
-            n = put_symbols(cp, substrate, sym, n)
-        i += m
-    return find_token(whole[0], whole[1], whole[2], sym, 0, n)
-
-
-@njit(nogil=True, cache=True)
-def encode_long_chunk(data, s, e, model, out, j):
-    """Encode a chunk too long for the work arrays in place in ``out[j:]`` (which has room for
-    its base symbols) with :func:`merge_long`, or from :data:`BUCKET_MIN` symbols with
-    :func:`merge_buckets` unless that refuses the chunk; returns the number of ids. O(m log
-    m) time (O(m) by buckets) and 32 bytes of work memory per symbol for m symbols (by
-    buckets 36, and 8 bytes per order value; a refused chunk then costs both).
-
-    It allocates, so only an NRT function may call it: called from an ``_nrt=False`` one it
-    is compiled without NRT too, and its work arrays are never freed.
-    """
-    substrate, _, sym_id, pairs, whole, pre = model
-    if len(whole[0]):
-        t = _whole_token(data, s, e, substrate, whole, np.empty(4 * (e - s), np.int64))
-        if t >= 0:
-            out[j] = t
-            return 1
-    ids = out[j:]
-    n = premerge(ids, chunk_symbols(data, s, e, substrate, sym_id, ids), pre, pairs[1])
-    if n >= BUCKET_MIN:
-        m = merge_buckets(ids, n, pairs, *bucket_work(n, pairs[2]))
-        if m >= 0:
-            return m
-    return merge_long(ids, n, pairs, *long_work(n))
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _merger(model, work):
-    """What :func:`_merge_chunk` reads of the model and the work arrays: a call passes every
-    array of its arguments field by field, and the split's program alone has a dozen."""
-    return model[0], model[2], model[3], model[4], model[5], work[0], work[1], work[4]
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _merge_chunk(merger, data, s, e, out, j):
-    """Ids of ``data[s:e]`` into ``out[j:]`` by :func:`merge_short` in the work arrays ``ids``
-    and ``rank`` of ``merger`` (:func:`_merger`), or, from :data:`SHORT` symbols up to
-    :data:`LONG`, by :func:`merge_long` in its arrays (``long``); returns their count, or -1
-    for a chunk of more than :data:`WORK` bytes or :data:`LONG` symbols (then
-    :func:`encode_long_chunk`).
-    O(m^2) for m <= 48 symbols, O(m log m) above."""
-    substrate, sym_id, pairs, whole, pre, ids, rank, long = merger
-    if e - s > WORK:
-        return -1
-    if len(whole[0]):
-        t = _whole_token(data, s, e, substrate, whole, rank)
-        if t >= 0:
-            out[j] = t
-            return 1
-    n = chunk_symbols(data, s, e, substrate, sym_id, ids)
-    if n > LONG:
-        return -1
-    n = premerge(ids, n, pre, pairs[1])
-    if n > SHORT:
-        n = merge_long(ids, n, pairs, long[0], long[1])
-    else:
-        n = merge_short(ids, n, pairs, rank)
-    dst = out[j:j + n]  # a view indexed from 0: no gathers (see bpe_cache.cache_get)
-    for k in range(n):
-        dst[k] = ids[k]
-    return n
-
-
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _general_chunk(model, work, cache, data, s, e, h, out, j):
-    """:func:`_merge_chunk` through the general cache, which keeps what the inline parts
+    """:func:`merge_chunk` through the general cache, which keeps what the inline parts
     cannot: chunks of more than :data:`WIDE_KEY` bytes (up to :data:`CACHE_KEY`) or more than
     :data:`WIDE_IDS` ids (up to :data:`CACHE_IDS`); ``h``: the chunk's hash there (see
     :data:`KEY_WORDS`). A hit calls only the cache's functions: a call passes every array of
     its arguments, and the merger's are many."""
-    n = _general_hit(cache, data, s, e, h, out, j)
-    if n >= 0:
-        return n
-    return _general_miss(_merger(model, work), cache, data, s, e, h, out, j, n)
+    slot = NOT_CACHED
+    if e - s <= CACHE_KEY:
+        slot = _general_hit(cache, data, s, e, h, out, j)
+        if slot >= 0:
+            return slot  # the hit's id count
+    return _general_miss(chunk_merger(model, work), cache, data, s, e, h, out, j, slot)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _general_hit(cache, data, s, e, h, out, j):
     """The id count of a hit in the general cache, its ids copied to ``out[j:]``; else
-    :func:`cache_find`'s answer (negative), or :data:`NOT_CACHED`."""
-    if e - s > CACHE_KEY:
-        return NOT_CACHED
+    :func:`cache_find`'s answer (negative)."""
     slot = cache_find(cache, data, s, e, h)
     return cache_get(cache, slot, out, j) if slot >= 0 else slot
 
@@ -253,7 +117,7 @@ def _general_hit(cache, data, s, e, h, out, j):
 def _general_miss(merger, cache, data, s, e, h, out, j, slot):
     """Merge a chunk the general cache lacks (``slot``: :func:`cache_find`'s answer, or
     :data:`NOT_CACHED`) and keep it there when the inline parts cannot."""
-    n = _merge_chunk(merger, data, s, e, out, j)
+    n = merge_chunk(merger, data, s, e, out, j)
     if slot != NOT_CACHED and (e - s > WIDE_KEY or n > WIDE_IDS) and 0 <= n <= CACHE_IDS:
         cache_put(cache, -1 - slot, data, s, e, h, out, j, n)
     return n
@@ -278,7 +142,7 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
         if n != IN_WIDE:
             if n >= 0:
                 return n
-            return _fast_miss(_merger(model, work), cache, data, s, e, keys[b + 5], out, j,
+            return _fast_miss(chunk_merger(model, work), cache, data, s, e, keys[b + 5], out, j,
                               k1, k2, where >> 3, keys[b + 2])
         first = keys[b + 2]
         k1, k2, k3, k4 = wide_key(k1, k2)
@@ -290,7 +154,7 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
         return _general_chunk(model, work, cache, data, s, e, keys[b + 5], out, j)
     if n >= 0:
         return n
-    return _wide_miss(_merger(model, work), cache, data, s, e, keys[b + 5], out, j, k1, k2, k3,
+    return _wide_miss(chunk_merger(model, work), cache, data, s, e, keys[b + 5], out, j, k1, k2, k3,
                       k4, first)
 
 

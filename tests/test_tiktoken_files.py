@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import corpustok
 from conftest import SHARED_DATA, TEST_DATA, read_xz_text, shared_corpus_files
 from corpustok.bpe import BytePairTokenizer
-from corpustok.kernels.bpe_encode import chunk_symbols
+from corpustok.kernels.bpe_chunk import chunk_symbols
 from corpustok.kernels.bpe_merge import BUCKET_MIN, bucket_work, merge_buckets
 from corpustok.kernels.bpe_premerge import premerge
 from corpustok.pretokenize import PATTERNS
