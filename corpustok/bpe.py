@@ -38,7 +38,7 @@ from corpustok.ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_cod
 
 __all__ = ["BytePairTokenizer"]
 
-DEFAULT_CACHE_SIZE = 1 << 14  # general chunk-cache slots per thread (16.5 MB of cache in all)
+DEFAULT_CACHE_SIZE = 1 << 15  # general chunk-cache slots per thread (33 MB of cache in all)
 
 
 class BytePairTokenizer:
