@@ -29,6 +29,7 @@ NO_KEY = np.int64(1) << 60  # merge_short's key of no pair (keys of pairs are be
 SOME_KEY = np.int64(1) << 59  # above every key of a pair, below NO_KEY shifted 65,535 times
 GRID_BITS = 9
 GRID = 1 << GRID_BITS  # pairs of ids below this are answered by the dense grid (1 MB)
+SPECULATE_SLOTS = 1 << 17  # pair tables above 1 MB: merge_short prefetches the likely next merge
 NODE = 4  # int32 fields of a position in the long merges, side by side: one line holds them
 N_ID, N_RANK, N_NEXT, N_PREV = 0, 1, 2, 3  # its id, its pair's order value, its neighbours
 
@@ -165,6 +166,23 @@ def _short_key(grid, slots, a, b, k):
     return r << 16 | k if r != NO_RANK else NO_KEY
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _lowest_two(best, second, key):
+    """The two smallest of ``best <= second`` and ``key``, without a branch."""
+    return min(best, key), min(second, max(best, key))
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_merge(grid, slots, ids, n, key, new_of_rank):
+    """Start fetching the lines of the two pairs the merge of ``key`` (a short chunk's) makes."""
+    b = key & 0xFFFF
+    t = merged_id(new_of_rank, key >> 16)
+    if b > 0:
+        _prefetch_order(grid, slots, ids[b - 1], t)
+    if b + 2 < n:
+        _prefetch_order(grid, slots, t, ids[b + 2])
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def merge_short(ids, n, pairs, keys):
     """Merge ``ids[:n]`` (fewer than 65,536) in place by rescanning for the lowest-rank pair
@@ -176,40 +194,43 @@ def merge_short(ids, n, pairs, keys):
     above :data:`SOME_KEY`) and the next smallest is found in the same pass: the keys before
     the merge, the shifted ones and the two new ones. The lines of the two pairs a merge
     makes are prefetched before the shift: merges run one after another, each waiting for
-    those lookups."""
+    those lookups. With a pair table larger than :data:`SPECULATE_SLOTS` (beyond L2), those
+    of the second-smallest key's merge are prefetched too, the likely next one."""
     slots, new_of_rank, grid = pairs[0], pairs[1], pairs[3]
+    speculate = len(slots) > SPECULATE_SLOTS
     best = NO_KEY
+    second = NO_KEY
     for k in range(n - 1):
         key = _short_key(grid, slots, ids[k], ids[k + 1], k)
         keys[k] = key
-        best = min(best, key)
+        best, second = _lowest_two(best, second, key)
     while n > 1 and best < SOME_KEY:
         b = best & 0xFFFF
         t = merged_id(new_of_rank, best >> 16)
-        if b > 0:
-            _prefetch_order(grid, slots, ids[b - 1], t)
-        if b + 2 < n:
-            _prefetch_order(grid, slots, t, ids[b + 2])
+        _prefetch_merge(grid, slots, ids, n, best, new_of_rank)
+        if speculate and second < SOME_KEY:
+            _prefetch_merge(grid, slots, ids, n, second, new_of_rank)
         ids[b] = t
         best = NO_KEY
+        second = NO_KEY
         for k in range(b - 1):
-            best = min(best, keys[k])
+            best, second = _lowest_two(best, second, keys[k])
         for k in range(b + 1, n - 2):
             ids[k] = ids[k + 1]
             key = keys[k + 1] - 1
             keys[k] = key
-            best = min(best, key)
+            best, second = _lowest_two(best, second, key)
         if b + 1 <= n - 2:
             ids[n - 2] = ids[n - 1]
         n -= 1
         if b > 0:
             key = _short_key(grid, slots, ids[b - 1], t, b - 1)
             keys[b - 1] = key
-            best = min(best, key)
+            best, second = _lowest_two(best, second, key)
         if b < n - 1:
             key = _short_key(grid, slots, t, ids[b + 1], b)
             keys[b] = key
-            best = min(best, key)
+            best, second = _lowest_two(best, second, key)
     return n
 
 
