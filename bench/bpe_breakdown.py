@@ -55,7 +55,8 @@ import corpustok  # noqa: E402
 from corpustok._arrow import is_well_formed, utf8_batch  # noqa: E402
 from corpustok.kernels.bpe_cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa: E402
                                          WIDE_WORDS, chunk_cache, general_hash, line_key)
-from corpustok.kernels.bpe_chunk import LONG, WORK, chunk_symbols, merge_chunk  # noqa: E402
+from corpustok.kernels.bpe_chunk import (LONG, WORK, chunk_merger, chunk_symbols,  # noqa: E402
+                                         merge_chunk)
 from corpustok.kernels.bpe_merge import long_work  # noqa: E402
 from corpustok.kernels.bpe_premerge import premerge  # noqa: E402
 from corpustok.kernels.split_fast import split_batch  # noqa: E402
@@ -145,8 +146,7 @@ def miss_stages(tok, data, starts, ends, first, runs):
     first = first[ends[first] - starts[first] <= WORK]
     s, e = starts[first], ends[first]
     ids, keys = np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64)  # as the encoder's
-    merger = (tok._code, tok._sym_id, tok._pairs, tok._whole, tok._pre, ids, keys,
-              long_work(LONG))
+    merger = chunk_merger(tok._model, (ids, keys, None, None, long_work(LONG)))
     out = np.empty(3 * WORK, np.int32)
     n = len(first)
 

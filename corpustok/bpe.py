@@ -383,6 +383,11 @@ class BytePairTokenizer:
         return self._id_to_tok[i] if 0 <= i < len(self._id_to_tok) else None
 
     # ---- encoding ---------------------------------------------------------------------------
+    @property
+    def _model(self):
+        """The kernels' model tuple (:mod:`corpustok.kernels.bpe_encode`)."""
+        return self._code, self._split, self._sym_id, self._pairs, self._whole, self._pre
+
     def _encode(self, data, offsets, recognize_special, final, well_formed):
         # One array signature for every caller (Arrow buffers are read-only, offsets of
         # streams are not): each extra signature costs seconds of compilation on a cold cache.
@@ -390,8 +395,7 @@ class BytePairTokenizer:
             data = data.view()
             data.setflags(write=False)
         offsets = np.array(offsets, np.int64)
-        model = (self._code, self._split, self._sym_id, self._pairs, self._whole, self._pre)
-        return encode_docs(data, offsets, model, self._cache(), self._sp_match,
+        return encode_docs(data, offsets, self._model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final,
                            bool(well_formed))
 
