@@ -8,13 +8,14 @@ from corpustok.kernels.bpe_cache import CACHE_KEY
 from corpustok.kernels.bpe_merge import (BUCKET_MIN, bucket_work, long_work, merge_buckets,
                                          merge_long, merge_short)
 from corpustok.kernels.bpe_premerge import premerge
-from corpustok.kernels.substrate_codec import UTF8, UTF16, put_symbols
+from corpustok.kernels.substrate_codec import SECOND, UTF8, UTF16, put_symbols
 from corpustok.kernels.token_table import find_token
 from corpustok.kernels.unicode import short_char_length, utf8_step
 
 SHORT = 48  # chunks of at most this many symbols use the quadratic scan; longer ones the heap
 LONG = 2 * CACHE_KEY  # the most symbols a chunk the cache can keep has (utf16: 2 a byte)
 WORK = 1024  # bytes a chunk may have to go through the batch kernel's own work arrays
+SAME_SYMBOL = np.arange(2 * SECOND, dtype=np.int64)  # every base symbol mapped to itself
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _put_id(ids, n, t):
@@ -68,19 +69,9 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
 @njit(nogil=True, cache=True, _nrt=False)
 def _whole_token(data, s, e, substrate, whole, sym):
     """The id of the token whose base symbols are those of ``data[s:e]``, or -1; ``sym`` has
-    room for them (4 a byte). O(e - s)."""
-    n = 0
-    i = s
-    while i < e:
-        m = _own_symbols(data, i, e, substrate)
-        if m:
-            for k in range(i, i + m):
-                sym[n] = data[k]
-                n += 1
-        else:
-            cp, m, _ = utf8_step(data, i, e)
-            n = put_symbols(cp, substrate, sym, n)
-        i += m
+    room for them (4 a byte): :func:`chunk_symbols` with every symbol mapped to itself.
+    O(e - s)."""
+    n = chunk_symbols(data, s, e, substrate, SAME_SYMBOL, sym)
     return find_token(whole[0], whole[1], whole[2], sym, 0, n)
 
 
