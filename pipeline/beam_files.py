@@ -157,6 +157,13 @@ class BeamFiles:
             found = _fs().match([prefix + "*"])[0].metadata_list
         return sorted(m.path[len(prefix):] for m in found)
 
+    def listdir_all(self, folder):
+        """The objects at this level (an object store has no folders to list)."""
+        return self.listdir(folder)
+
+    def is_dir(self, path):
+        return bool(self.listdir(path))
+
     def remove(self, paths):
         if paths:
             with remote_call(paths[0]):
@@ -178,6 +185,13 @@ class BeamFiles:
             self.remove([path])
         with remote_call(path):
             _fs().rename([tmp], [path])
+
+    def sync(self, f):
+        """Nothing to force: the filesystem's own client decides when written data is
+        durable."""
+
+    def sync_folder(self, folder):
+        """Nothing to force (see :meth:`sync`)."""
 
     @contextmanager
     def local_copy(self, path):

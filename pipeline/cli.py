@@ -271,6 +271,22 @@ def _cmd_export_tokenizer(args):
     return EXIT_OK
 
 
+def _cmd_verify(args):
+    from corpustok.pipeline.verify import check_folder, verify_shards
+    v = check_folder(args.folder)
+    if args.inputs and v.ok:
+        tok = None
+        if args.tokenizer is not None:
+            from corpustok.pipeline.tokenize import load_tokenizer
+            tok = load_tokenizer(args.tokenizer)
+        v = verify_shards(args.folder, tok, decode=tok is not None)
+    for problem in v.problems:
+        print(f"  PROBLEM {problem}")
+    print(f"corpustok verify: {files.shown(args.folder)}: {v.shards} shard(s), "
+          f"{v.documents:,} documents: " + ("OK" if v.ok else f"{len(v.problems)} problem(s)"))
+    return EXIT_OK if v.ok else EXIT_INPUT_ERRORS
+
+
 def _cmd_main(args):
     from corpustok.pipeline.main_job import run_main
     _warn_workers("main", args.workers)
@@ -308,6 +324,8 @@ def main(argv=None, handle_signals=False):
             return _cmd_export_tokenizer(args)
         if args.command == "export":
             return _export(args.folder, args.format, args.out, args.seed, args.vocab_size)
+        if args.command == "verify":
+            return _cmd_verify(args)
         if args.command == "report":
             from corpustok.pipeline.report import run_report
             return run_report(args)

@@ -225,6 +225,22 @@ def build_parser():
                     help="the vocabulary the id type is chosen for (default: the largest id "
                          "in the shards + 1); ids must be below it")
 
+    vf = _sub(sub, "verify", help="check a shard folder against its manifest (and inputs)",
+              description="Check a tokenize output folder while holding it (no run may change "
+                          "it meanwhile): a COMPLETED run manifest; every shard it lists in "
+                          "data/ with the size and sha256 its entry records (a damaged or "
+                          "swapped shard is named); data/ holding those shards and nothing "
+                          "else. With --inputs, also read the inputs the manifest names: every "
+                          "row in exactly one shard or counted as a reject, and (with "
+                          "--tokenizer, a lossless byte-level BPE) every shard decoding back "
+                          "to its documents. Exit 0 when all holds, 1 naming each problem.")
+    vf.add_argument("folder", metavar="SHARDS_DIR", help="output folder of a tokenize run")
+    vf.add_argument("--inputs", action="store_true",
+                    help="also check the shards against the inputs (reads them all)")
+    vf.add_argument("--tokenizer", default=None,
+                    help="with --inputs: the job's tokenizer file, to decode every shard "
+                         "back to its documents (byte-level BPE only)")
+
     for name, what in (("encode", "text to ids"), ("decode", "ids to text")):
         ed = _sub(sub, name, help=f"{what} with a tokenizer file",
                   description=f"Convert {what}: the arguments, or each line of standard input "

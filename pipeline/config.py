@@ -9,8 +9,11 @@ inputs' ids (``schemas.ID_KINDS``), found from the inputs before the job starts
 ``columns``: the inputs read with other columns than ``id_column``/``text_column``
 (``inputs.resolve_inputs``), recorded here but hashed into those inputs' shard names, not
 into the configuration's hash (see ``inputs``); ``txt_docs``: what a document of a ``.txt``
-input is, set when the job has one. Both enter the dict only when set, so a job without them
-keeps the hash it had before they existed.
+input is, set when the job has one (both enter the dict only when set). ``sources``: each
+input's name in its shards' ``source`` column (the path as the user gave it, kept from the
+job's first run; hashed into its shard names like ``columns``); ``vocab_size`` and
+``tokenizer_name`` say which tokenizer the ids are of (exports choose their id type by the
+vocabulary); ``layout``: the folder layout (``outdir.LAYOUT``).
 """
 import hashlib
 import json
@@ -18,14 +21,18 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 OMITTED_WHEN_NONE = ("columns", "txt_docs")
+# Recorded with the configuration but not hashed: each is part of its inputs' identity
+# instead (``columns``, ``sources``: hashed into those inputs' shard names), or a label
+# (``tokenizer_name``: the tokenizer itself is ``tokenizer_sha256``).
+NOT_HASHED = ("columns", "sources", "tokenizer_name")
 TXT_DOCS = ("line", "paragraph")  # what a document of a .txt input is (read_text)
 EXPORT_FORMATS = ("megatron", "datatrove", "numpy")  # the layouts pipeline.export writes
 
 
 def config_hash(config: dict) -> str:
     """Hash of a configuration dict (first 16 hex digits of the sha256 of its sorted JSON),
-    ``columns`` left out: a mapping is part of its input's identity (``inputs``)."""
-    hashed = {k: v for k, v in config.items() if k != "columns"}
+    :data:`NOT_HASHED` left out."""
+    hashed = {k: v for k, v in config.items() if k not in NOT_HASHED}
     return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -42,6 +49,10 @@ class TokenizeConfig:
     id_type: str = "string"
     columns: Optional[dict] = None  # {shown input: {"id": COL or None, "text": COL}}
     txt_docs: Optional[str] = None  # "line" or "paragraph"
+    vocab_size: Optional[int] = None  # the tokenizer's ids: what an export's id type needs
+    tokenizer_name: Optional[str] = None  # a label: the file's name, or the known vocabulary's
+    sources: Optional[dict] = None  # {shown input: its name in the shards' source column}
+    layout: int = 3  # outdir.LAYOUT: where the shards lie and how they are named
 
     def to_dict(self) -> dict:
         """The dict written to manifests (and hashed)."""

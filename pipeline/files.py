@@ -8,6 +8,7 @@ a file is either absent or whole (a temporary name, then a rename; object stores
 objects appear only when the upload completes: written in place), and names that are not
 UTF-8 are shown with ``\\xNN`` escapes.
 """
+import hashlib
 import io
 import os
 import re
@@ -133,6 +134,17 @@ def listdir(folder: str) -> list:
     return filesystem(folder).listdir(folder)
 
 
+def listdir_all(folder: str) -> list:
+    """Names of everything directly in ``folder``, folders included (object stores: the
+    objects at that level); empty if it does not exist."""
+    return filesystem(folder).listdir_all(folder)
+
+
+def is_dir(path: str) -> bool:
+    """Whether ``path`` is a folder (object stores: a prefix holding objects)."""
+    return filesystem(path).is_dir(path)
+
+
 def remove(paths):
     """Delete ``paths`` (files that exist)."""
     paths = list(paths)
@@ -147,33 +159,122 @@ def temp_prefix(run_id: str) -> str:
     return f"{TMP_PREFIX}{run_id}-"
 
 
-def write_atomic(path: str, write, run_id=None):
-    """Call ``write(f)`` with a binary file object so that ``path`` is either as before or
-    whole: where a file appears only once its upload completes (object stores) the bytes are
-    gathered in memory (a shard: tens of MB) and uploaded in place; elsewhere they go to a
-    temporary name first (carrying ``run_id``, so that a later run can tell a killed run's
-    temporaries from anyone else's files), then are renamed. Whatever fails, no temporary
-    stays."""
+class _Hashing:
+    """A binary file object that hashes (sha256) and counts what is written through it."""
+
+    def __init__(self, f):
+        self._f = f
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+        self.closed = False
+
+    def write(self, data):
+        self.sha256.update(data)
+        self.size += len(memoryview(data).cast("B"))
+        return self._f.write(data)
+
+    def flush(self):
+        self._f.flush()
+
+    def tell(self):
+        return self.size
+
+    def writable(self):
+        return True
+
+    def close(self):
+        self.closed = True  # the caller closes the file itself
+
+
+class Staged:
+    """A file written in full but not yet at its place (``path``), with its ``size`` and
+    ``sha256`` (of the bytes written): :meth:`publish` puts it there in one step (a rename
+    of a temporary that was synced to disk first, then the folder synced, so the name is
+    durable before any record written after it; on object stores, the upload), and
+    :meth:`discard` drops it. A staged file that is neither stays as a temporary named with
+    its run id, which the next run of the folder deletes."""
+
+    def __init__(self, fs, path, size, sha256, tmp=None, data=None):
+        self._fs = fs
+        self.path = path
+        self.size = size
+        self.sha256 = sha256
+        self._tmp = tmp
+        self._data = data
+
+    def publish(self):
+        if self._tmp is None:
+            with self._fs.create(self.path) as f:
+                f.write(self._data)
+            self._data = None
+            return
+        self._fs.replace(self._tmp, self.path)
+        self._fs.sync_folder(self._fs.split(self.path)[0])
+        self._tmp = None
+
+    def discard(self):
+        if self._tmp is not None:
+            try:
+                self._fs.remove([self._tmp])
+            except OSError:
+                pass  # an error being reported matters more than the temporary
+            self._tmp = None
+        self._data = None
+
+
+def stage(path: str, write, run_id=None, tmp_dir=None) -> Staged:
+    """Call ``write(f)`` with a binary file object and return the :class:`Staged` file,
+    not yet visible at ``path``. Where a file appears only once its upload completes (object
+    stores) the bytes are gathered in memory (a shard: tens of MB) and uploaded by
+    ``publish``; elsewhere they go to a temporary name (carrying ``run_id``, so a later run
+    can tell a killed run's temporaries from anyone else's files) in ``tmp_dir`` (default:
+    the folder of ``path``; on the same filesystem, so that the rename is atomic), synced to
+    disk. Whatever fails, no temporary stays."""
     fs = filesystem(path)
     if fs.publishes_whole(path):
         buf = io.BytesIO()  # a failed write must not close (and so publish) a partial upload
-        write(buf)
-        with fs.create(path) as f:
-            f.write(buf.getbuffer())
-        return
+        hashing = _Hashing(buf)
+        write(hashing)
+        return Staged(fs, path, hashing.size, hashing.sha256.hexdigest(),
+                      data=buf.getbuffer())
     folder, base = fs.split(path)
     tag = run_id or f"pid{os.getpid()}"
-    tmp = fs.join(folder, f"{temp_prefix(tag)}{base}.{uuid.uuid4().hex[:8]}")
+    tmp = fs.join(tmp_dir or folder, f"{temp_prefix(tag)}{base}.{uuid.uuid4().hex[:8]}")
     try:
         with fs.create(tmp) as f:
-            write(f)
-        fs.replace(tmp, path)
+            hashing = _Hashing(f)
+            write(hashing)
+            f.flush()
+            fs.sync(f)
     except BaseException:
         try:
             fs.remove([tmp])
         except OSError:
             pass  # the original error is the one to report
         raise
+    return Staged(fs, path, hashing.size, hashing.sha256.hexdigest(), tmp=tmp)
+
+
+def write_atomic(path: str, write, run_id=None, tmp_dir=None) -> Staged:
+    """Call ``write(f)`` with a binary file object so that ``path`` is either as before or
+    whole (:func:`stage`, then ``publish``); returns the published :class:`Staged` (its size
+    and sha256)."""
+    staged = stage(path, write, run_id, tmp_dir)
+    try:
+        staged.publish()
+    except BaseException:
+        staged.discard()
+        raise
+    return staged
+
+
+def sha256_of(path: str, block=1 << 20) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with open_read(path) as f:
+        for chunk in iter(lambda: f.read(block), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 @contextmanager

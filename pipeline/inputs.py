@@ -19,6 +19,7 @@ mapped input to a job.
 import json
 import os
 import re
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -46,6 +47,47 @@ def parse_input(arg: str):
     return m.group("pattern"), mapping
 
 
+@dataclass
+class Inputs:
+    """A job's inputs resolved: ``patterns`` as given (mappings cut off), ``paths`` the
+    distinct files they match (canonical names, sorted), ``duplicates`` how many matched
+    paths named a file already listed, ``columns`` the inputs whose columns differ from the
+    job's (``{shown file: {"id": COL or None, "text": COL}}``) and ``names`` each input's
+    name as the user gave it (``{shown file: name}``: the glob's match or the path as typed,
+    normalized), what its shards' ``source`` column says."""
+
+    patterns: list
+    paths: list
+    duplicates: int
+    columns: dict
+    names: dict
+
+
+def _expand(patterns):
+    """``(paths, duplicates, names)`` of :func:`expand_inputs`, with each file's name as
+    given (the shortest spelling that matched it)."""
+    spellings = {}
+    given = {}
+    matched_count = 0
+    for pat in patterns:
+        matched = files.match(pat)
+        if not matched:
+            raise ValueError(f"no input file matches {files.shown(pat)!r}")
+        matched_count += len(matched)
+        for f in matched:
+            key = files.file_key(f)
+            spellings.setdefault(key, []).append(files.canonical(f))
+            given.setdefault(key, []).append(f if files.is_remote(f) else os.path.normpath(f))
+    chosen = {key: min(names, key=lambda f: (f.count(os.sep), len(f), f))
+              for key, names in spellings.items()}
+    out = sorted(chosen.values())
+    for f in out:
+        input_kind(f)
+    names = {files.shown(chosen[key]): files.shown(min(g, key=lambda f: (len(f), f)))
+             for key, g in given.items()}
+    return out, matched_count - len(out), names
+
+
 def expand_inputs(patterns):
     """``(files, duplicates)``: the distinct files matched by ``patterns`` (paths or globs,
     without mappings), sorted, and how many matched paths named a file already listed (``x``
@@ -55,29 +97,15 @@ def expand_inputs(patterns):
 
     Raises ValueError naming a pattern that matches nothing, or a file of unknown type.
     """
-    spellings = {}
-    matched_count = 0
-    for pat in patterns:
-        matched = files.match(pat)
-        if not matched:
-            raise ValueError(f"no input file matches {files.shown(pat)!r}")
-        matched_count += len(matched)
-        for f in matched:
-            spellings.setdefault(files.file_key(f), []).append(files.canonical(f))
-    out = sorted(min(names, key=lambda f: (f.count(os.sep), len(f), f))
-                 for names in spellings.values())
-    for f in out:
-        input_kind(f)
-    return out, matched_count - len(out)
+    paths, duplicates, _ = _expand(patterns)
+    return paths, duplicates
 
 
-def resolve_inputs(args, id_column="id", text_column="text"):
-    """``(patterns, files, duplicates, columns)`` of input arguments that may carry mappings:
-    ``files`` and ``duplicates`` as :func:`expand_inputs` gives them, ``columns`` the inputs
-    whose columns differ from the job's (``{shown file: {"id": COL or None, "text": COL}}``,
-    as the job's configuration records them). A file two mappings name differently is a
-    ValueError; a mapping wins over a pattern without one. A mapping of a text file (it has
-    no columns) is a ValueError."""
+def resolve_inputs(args, id_column="id", text_column="text") -> Inputs:
+    """The :class:`Inputs` of input arguments that may carry mappings (``paths`` and
+    ``duplicates`` as :func:`expand_inputs` gives them). A file two mappings name
+    differently is a ValueError; a mapping wins over a pattern without one. A mapping of a
+    text file (it has no columns) is a ValueError."""
     patterns, chosen = [], {}
     for arg in args:
         pattern, mapping = parse_input(arg)
@@ -93,19 +121,27 @@ def resolve_inputs(args, id_column="id", text_column="text"):
             if chosen.setdefault(key, (cols, arg))[0] != cols:
                 raise ValueError(f"{files.shown(f)} is mapped twice, differently: by "
                                  f"{files.shown(chosen[key][1])!r} and {files.shown(arg)!r}")
-    paths, duplicates = expand_inputs(patterns)
+    paths, duplicates, names = _expand(patterns)
     default = {"id": id_column, "text": text_column}
     columns = {}
     for p in paths:
         cols = chosen.get(files.file_key(p), (default,))[0]
         if cols != default:
             columns[files.shown(p)] = cols
-    return patterns, paths, duplicates, columns
+    return Inputs(patterns, paths, duplicates, columns, names)
 
 
 def mapping_of(path, columns=None):
     """The entry of input ``path`` in ``columns`` (:func:`resolve_inputs`), or None."""
     return (columns or {}).get(files.shown(path))
+
+
+def source_name(path, sources=None):
+    """The name input ``path`` is known by in its shards' ``source`` column: its entry in
+    ``sources`` (``TokenizeConfig.sources``: the path as the user gave it), else its shown
+    canonical name."""
+    shown = files.shown(path)
+    return (sources or {}).get(shown, shown)
 
 
 def columns_for(path, id_column, text_column, columns=None):

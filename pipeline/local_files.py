@@ -92,6 +92,12 @@ class LocalFiles:
         with os.scandir(folder) as it:  # file types from the directory itself: no stat per name
             return sorted(e.name for e in it if e.is_file())
 
+    def listdir_all(self, folder):
+        return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+    def is_dir(self, path):
+        return os.path.isdir(path)
+
     def remove(self, paths):
         for p in paths:
             if os.path.exists(p):
@@ -107,6 +113,18 @@ class LocalFiles:
 
     def replace(self, tmp, path):
         os.replace(tmp, path)
+
+    def sync(self, f):
+        """Force a written file's data to disk (before a rename makes it a record)."""
+        os.fsync(f.fileno())
+
+    def sync_folder(self, folder):
+        """Force a folder's entries (a rename into it) to disk."""
+        fd = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @contextmanager
     def local_copy(self, path):

@@ -12,7 +12,7 @@ is cleared without asking: nothing of it is lost.
 import json
 from dataclasses import dataclass, field
 
-from corpustok.schemas import MANIFEST_FORMAT, check_shard_entry
+from corpustok.schemas import LISTED_ENTRY_KEYS, MANIFEST_FORMAT, check_shard_entry
 
 from corpustok.pipeline import files
 
@@ -51,7 +51,7 @@ def find(out_dir) -> OldFolder:
         if f.endswith(ENTRY_SUFFIX) and f != RUN_MANIFEST:
             e = _json(out_dir, f)
             try:
-                check_shard_entry(e)
+                check_shard_entry(e, keys=LISTED_ENTRY_KEYS)
             except (ValueError, TypeError, KeyError):
                 continue
             if e["shard"] + ENTRY_SUFFIX == f:

@@ -36,12 +36,13 @@ import socket
 import time
 import uuid
 
-from corpustok.schemas import MANIFEST_FORMAT, check_shard_entry
+from corpustok.schemas import LISTED_ENTRY_KEYS, MANIFEST_FORMAT, check_shard_entry
 
 from corpustok.pipeline import files, old_layout
 from corpustok.pipeline.config import config_hash
 
 # Paths relative to the output folder ("/"-separated: files.join takes them locally and remotely).
+DATA_DIR = "data"  # the shards, and nothing else: every reader opens it as it is
 META_DIR = ".corpustok"
 JOB_FILE = f"{META_DIR}/job.json"
 LOCK_FILE = f"{META_DIR}/lock"
@@ -49,8 +50,13 @@ RUN_MANIFEST = f"{META_DIR}/manifest.json"
 ENTRIES_DIR = f"{META_DIR}/entries"  # <shard>.json
 ENTRY_SUFFIX = ".json"
 REJECTS_DIR = f"{META_DIR}/rejects"  # <shard>.parquet
-FOLDERS = ("", META_DIR, ENTRIES_DIR, REJECTS_DIR)  # where a run's temporaries may be
+TMP_DIR = f"{META_DIR}/tmp"  # shards being written: renamed into data/ when whole
+# Where a run's temporaries may be ("": the top level, where the previous layout wrote them).
+FOLDERS = ("", DATA_DIR, META_DIR, ENTRIES_DIR, REJECTS_DIR, TMP_DIR)
 JOB_FORMAT = "corpustok-job"
+# The folder's layout, a key of every job's configuration: 3 is data/ + .corpustok/ (2 had
+# the shards beside .corpustok/, named after their inputs; 1 is ``old_layout``).
+LAYOUT = 3
 # What makes a folder unwritable for a whole run, rather than one bad input.
 NOT_WRITABLE = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT)
 
@@ -236,13 +242,70 @@ class _RemoteLock:
         self.held = False
 
 
+class FolderHold:
+    """A context manager: the output folder's run lock held by a reader that must not see
+    the shards change under it (``export``, ``verify``), so that no tokenize run starts in
+    the folder meanwhile and none is running now (refused with :class:`OutputInUse`, naming
+    the holder). A killed run's lock content is put back on release, so the next tokenize
+    run still finds the killed run's id and removes its temporaries."""
+
+    def __init__(self, out_dir, purpose):
+        self.out_dir = out_dir
+        self.purpose = purpose
+        self._lock = None
+        self._previous = None
+
+    def __enter__(self):
+        if files.is_remote(self.out_dir):
+            return self  # object stores have no locks (see _RemoteLock): nothing to hold
+        meta = files.join(self.out_dir, META_DIR)
+        if not os.path.isdir(meta):
+            return self
+        me = {"pid": os.getpid(), "pid_start": _process_start(os.getpid()),
+              "host": socket.gethostname(), "started": time.time(),
+              "run_id": f"{self.purpose}-{uuid.uuid4().hex[:12]}"}
+        self._lock = _LocalLock(files.join(self.out_dir, LOCK_FILE))
+        self._previous = self._lock.acquire(self.out_dir, me)
+        return self
+
+    def __exit__(self, *exc):
+        lock, self._lock = self._lock, None
+        if lock is None or lock.fd is None:
+            return
+        if self._previous:
+            blob = json.dumps(self._previous).encode()
+            os.ftruncate(lock.fd, 0)
+            os.pwrite(lock.fd, blob, 0)
+            os.close(lock.fd)
+            lock.fd = None
+        else:
+            lock.release()
+
+
+def shard_file(name):
+    """Where shard ``name`` lies, relative to the output folder (an entry's ``file``)."""
+    return f"{DATA_DIR}/{name}.parquet"
+
+
+def _shard_files(name):
+    """What an entry of shard ``name`` may name as its file: this layout's, or the
+    previous layout's (at the top level), which ``overwrite`` removes."""
+    return (shard_file(name), f"{name}.parquet")
+
+
+def rejects_path(out_dir, name):
+    """Where the rejects of shard ``name`` lie (``--rejects``)."""
+    return files.join(out_dir, REJECTS_DIR, name + ".parquet")
+
+
 def entry_path(out_dir, name):
     """Where the entry of shard ``name`` lies."""
     return files.join(out_dir, ENTRIES_DIR, name + ENTRY_SUFFIX)
 
 
 def entry_names(out_dir):
-    """Names of the shards that have an entry file (complete shards, of any job)."""
+    """Names of the shards that have an entry file, of any job (complete, or being
+    published: an entry is written just before its shard, see ``shards``)."""
     return {f[:-len(ENTRY_SUFFIX)] for f in files.listdir(files.join(out_dir, ENTRIES_DIR))
             if f.endswith(ENTRY_SUFFIX) and not f.startswith(".")}
 
@@ -253,7 +316,7 @@ def read_entries(out_dir):
     for name in sorted(entry_names(out_dir)):
         try:
             entry = json.loads(files.read_bytes(entry_path(out_dir, name)))
-            check_shard_entry(entry)
+            check_shard_entry(entry, keys=LISTED_ENTRY_KEYS)
         except (OSError, ValueError, TypeError, KeyError):
             continue
         if entry["shard"] == name:
@@ -280,22 +343,47 @@ def read_run_manifest(out_dir):
 
 
 def listed_files(out_dir, entries):
-    """Paths of the files ``entries`` name that exist: shard, rejects, entry."""
-    present = set(files.listdir(out_dir))
+    """Paths of the files ``entries`` name that exist: shard, rejects, entry (in that order
+    for each entry: the entry last, so a crash while removing leaves the record of what is
+    left to remove)."""
+    present = {DATA_DIR: set(files.listdir(files.join(out_dir, DATA_DIR))),
+               "": set(files.listdir(out_dir))}
     rejected = set(files.listdir(files.join(out_dir, REJECTS_DIR)))
     entered = entry_names(out_dir)
     paths = []
     for e in entries:
         name, file = e["shard"], e["file"]
-        if file != name + ".parquet":  # an entry names its own shard file, nothing else
+        if file not in _shard_files(name):  # an entry names its own shard file, nothing else
             continue
-        if file in present:
-            paths.append(files.join(out_dir, file))
-        if file in rejected:
-            paths.append(files.join(out_dir, REJECTS_DIR, file))
+        folder, _, base = file.rpartition("/")
+        if base in present[folder]:
+            paths.append(files.join(out_dir, *file.split("/")))
+        if name + ".parquet" in rejected:
+            paths.append(rejects_path(out_dir, name))
         if name in entered:
             paths.append(entry_path(out_dir, name))
     return paths
+
+
+def foreign_files(out_dir, entries):
+    """Paths in ``out_dir`` that no corpustok record accounts for: anything at the top level
+    but ``.corpustok/``, ``data/``, hidden names (``.x``: every reader of the folder skips
+    them) and shard files of the previous layout that ``entries`` list; and anything in
+    ``data/`` that ``entries`` do not list, hidden or not (polars and DuckDB read hidden files
+    of a folder they are given). A reader of the folder would read them as shards, and a run
+    could replace one: a run refuses such a folder. (Object stores list objects, not
+    folders: a foreign "folder" there is not seen.)"""
+    listed = {e["file"] for e in entries
+              if isinstance(e.get("shard"), str) and e.get("file") in _shard_files(e["shard"])}
+    found = [files.join(out_dir, n) for n in files.listdir_all(out_dir)
+             if n not in (META_DIR, DATA_DIR) and n not in listed and not n.startswith(".")]
+    data = files.join(out_dir, DATA_DIR)
+    if files.exists(data) and not files.is_dir(data):
+        found.append(data)
+    elif files.is_dir(data):
+        found += [files.join(data, n) for n in files.listdir_all(data)
+                  if f"{DATA_DIR}/{n}" not in listed]
+    return sorted(found)
 
 
 def job_entries(out_dir):
@@ -343,7 +431,9 @@ class OutputClaim:
         try:
             if stale and isinstance(stale.get("run_id"), str):
                 self._remove_temporaries(stale["run_id"])
-            self._clear_old_layout()
+            old = old_layout.find(self.out_dir)
+            self._refuse_foreign(old)
+            self._clear_old_layout(old)
             self._settle_job()
         except BaseException:
             self._lock.release()
@@ -362,10 +452,27 @@ class OutputClaim:
             files.remove(files.join(folder, f) for f in files.listdir(folder)
                          if f.startswith(prefix))
 
-    def _clear_old_layout(self):
+    def _refuse_foreign(self, old):
+        """Refuse a folder holding files no corpustok record accounts for (this layout's
+        records, or those of the older layout ``old``), before anything is removed."""
+        ours = set(old.paths)
+        foreign = [p for p in foreign_files(self.out_dir, job_entries(self.out_dir).values())
+                   if p not in ours]
+        if old.paths:  # the older layout's rejects/ folder: ours if it holds only its files
+            rejects = files.join(self.out_dir, old_layout.REJECTS_DIR)
+            if rejects in foreign and all(files.join(rejects, n) in ours
+                                          for n in files.listdir_all(rejects)):
+                foreign.remove(rejects)
+        if foreign:
+            raise OtherJob(
+                f"{files.shown(self.out_dir)} holds {len(foreign)} file(s) corpustok did not "
+                f"write (first: {files.shown(foreign[0])}); readers of the folder would take "
+                "them for shards, and a run could replace one: choose an empty or new --out, "
+                "or move them away")
+
+    def _clear_old_layout(self, old):
         """Refuse a folder of the older layout holding shards, unless ``overwrite``; remove
-        that layout's files (see ``old_layout``)."""
-        old = old_layout.find(self.out_dir)
+        that layout's files ``old`` (see ``old_layout``)."""
         if not old.paths:
             return
         if old.lock and _alive(old.lock) and not files.is_remote(self.out_dir) and \
@@ -425,6 +532,12 @@ class OutputClaim:
             if other and (self.mode == "overwrite" or not entries):
                 # Replaced on request, or silently when it has no shards: nothing is lost.
                 self.removed += self._remove_job(entries, announce=bool(entries))
+            elif not same_config and self._earlier_layout():
+                raise OtherJob(
+                    f"{files.shown(self.out_dir)} holds the shards of a job written by an "
+                    "earlier corpustok (the shards beside .corpustok/, named after their "
+                    "inputs); use --overwrite to redo it in this layout (shards in data/; the "
+                    "files removed are listed) or choose another --out")
             elif not same_config:
                 raise OtherJob(
                     f"{files.shown(self.out_dir)} holds the shards of a job with another "
@@ -450,6 +563,14 @@ class OutputClaim:
         text = json.dumps(job, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         files.write_atomic(files.join(self.out_dir, JOB_FILE),
                            lambda f: f.write(text.encode("utf-8")), run_id=self.run_id)
+
+    def _earlier_layout(self):
+        """Whether the folder's job was written in the previous layout (its configuration
+        has no ``layout``)."""
+        job = self._read_own(JOB_FILE, JOB_FORMAT) or \
+            self._read_own(RUN_MANIFEST, MANIFEST_FORMAT) or {}
+        config = job.get("config")
+        return isinstance(config, dict) and "layout" not in config
 
     def _changed(self, old_config_id):
         """`` (key: old -> new, ...)`` of the options the folder's job record differs in, or

@@ -9,8 +9,6 @@ plain Python, used by the Beam transforms and by non-Beam code (verification, tr
 """
 import hashlib
 import json
-import os
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,20 +66,26 @@ def input_kind(path: str) -> str:
                      ".txt (the last two also .gz, .xz or .zst)")
 
 
-def shard_name(source: str, start: int, stop: int, config_id: str, mapping=None) -> str:
-    """Deterministic shard name: input file stem, a hash of its absolute path, size and
-    modification time (so a changed input never reuses shards of its old content) and of
-    its own columns, ``mapping`` (``inputs.mapping_of``: the file read with other columns
-    is another input), the first 8 digits of the job's configuration hash (two jobs never
-    share a name) and the row range."""
-    base = os.path.basename(source)
-    # Only word characters: a shard name must never read as a glob ([, *, ?) to a filesystem.
-    stem = re.sub(r"[^\w-]", "_", base.split(".")[0]) or "input"
+def shard_name(source: str, start: int, stop: int, config_id: str, mapping=None,
+               name=None) -> str:
+    """Deterministic shard name ``part-<input>-<config>-<start>-<stop>``: a hash of the
+    input's absolute path, size and modification time (so a changed input never reuses
+    shards of its old content), of its own columns, ``mapping`` (``inputs.mapping_of``: the
+    file read with other columns is another input) and of ``name``, what its rows' ``source``
+    column says (``inputs.source_name``) when it is not the input's shown canonical name; the
+    first 8 digits of the job's configuration hash
+    (two jobs never share a name) and the row range. Hex digits and decimal numbers only:
+    no reader takes such a name for hidden (``_``, ``.``) or for a split (``train``,
+    ``test``, ``valid``, ``dev``, ``eval``: Hugging Face ``datasets`` infers splits from
+    words in file names, so a name must not carry the input's own), and no filesystem reads
+    it as a glob."""
     identity = files.identity(source)
     if mapping is not None:
         identity += "\0" + json.dumps(mapping, sort_keys=True)
+    if name is not None and name != files.shown(source):
+        identity += "\0name\0" + name
     digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{stem}-{digest[:10]}-{config_id[:8]}-{start:010d}-{stop:010d}"
+    return f"part-{digest[:10]}-{config_id[:8]}-{start:010d}-{stop:010d}"
 
 
 def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):

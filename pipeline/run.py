@@ -15,12 +15,12 @@ from corpustok.threads import check_threads
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
 from corpustok.pipeline.inputs import job_id_type, resolve_inputs
-from corpustok.pipeline.outdir import (RUN_MANIFEST, OutputClaim, check_out_dir, entry_names,
-                                       job_record, not_writable)
+from corpustok.pipeline.outdir import (LAYOUT, RUN_MANIFEST, OutputClaim, check_out_dir,
+                                       entry_names, job_record, not_writable)
 from corpustok.pipeline.progress import Progress
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, input_kind
 from corpustok.pipeline.runners import beam_options, dask_cluster, runs_here, wait
-from corpustok.pipeline.shards import file_sha256, load_entry
+from corpustok.pipeline.shards import load_entry
 from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
 from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, available_cores, local_workers_env
 
@@ -77,7 +77,20 @@ def tokenizer_identity(spec):
         import hashlib
         blob = json.dumps(tok.to_dict(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest(), tok
-    return file_sha256(spec), tok
+    return files.sha256_of(spec), tok
+
+
+def tokenizer_name(spec, sha256):
+    """A label for the tokenizer a job's ids are of (manifests, export metadata): a known
+    rank file's name (``cl100k_base``, ...), else the file's or folder's name."""
+    from corpustok.tiktoken_files import known_rank_file
+    known = known_rank_file(sha256) if isinstance(spec, str) else None
+    if known:
+        return known["name"]
+    path = getattr(spec, "path", spec)
+    if not isinstance(path, str):
+        return type(spec).__name__
+    return files.shown(path.rstrip("/").rsplit("/", 1)[-1])
 
 
 def resolve_marker(tok, value, name):
@@ -96,19 +109,28 @@ def resolve_marker(tok, value, name):
     return int(value)
 
 
-def _job_inputs(out_dir, mode, paths, columns, txt_docs):
-    """``(paths, columns, txt_docs)`` the job's configuration is found from: with
+def _job_inputs(out_dir, mode, resolved, txt_docs):
+    """``(paths, columns, txt_docs, names)`` the job's configuration is found from: with
     ``append``, the job's earlier inputs (in its record) join ``paths`` and keep the columns
-    it gives them unless given again; ``txt_docs`` only when the job has a text input."""
+    it gives them unless given again; ``txt_docs`` only when the job has a text input;
+    ``names``: each input's name in the shards (:class:`~inputs.Inputs`), an input the
+    folder's job already has keeping the name it was given first (unless ``overwrite``), so
+    that a rerun from another folder or with other spellings names it as before."""
+    paths, columns, names = resolved.paths, resolved.columns, dict(resolved.names)
+    record = job_record(out_dir) or {}
+    config = record.get("config") if isinstance(record.get("config"), dict) else {}
     if mode == "append":
-        record = job_record(out_dir) or {}
         shown = {files.shown(p) for p in paths}
-        earlier = (record.get("config") or {}).get("columns") or {}
+        earlier = config.get("columns") or {}
         columns = {**{k: v for k, v in earlier.items() if k not in shown}, **columns}
         paths = paths + [files.unshown(p) for p in record.get("inputs", [])
                          if isinstance(p, str) and p not in shown]
+    if mode != "overwrite" and config.get("layout") == LAYOUT:
+        kept = config.get("sources") or {}
+        names.update({k: v for k, v in kept.items() if isinstance(v, str)})
+    names = {files.shown(p): names.get(files.shown(p), files.shown(p)) for p in paths}
     txt = any(input_kind(p) == "txt" for p in paths)
-    return paths, columns or None, txt_docs if txt else None
+    return paths, columns or None, txt_docs if txt else None, names
 
 
 def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
@@ -142,9 +164,10 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     check_threads(threads)  # here, not as a worker's failure
     options, runner = beam_options(beam_args, workers, local_mode)
     files.use_options(options)  # remote paths are read below, before the pipeline exists
-    patterns, paths, duplicates, columns = resolve_inputs(inputs, id_column, text_column)
-    check_out_dir(out_dir, patterns, paths)
-    job_paths, columns, txt_docs = _job_inputs(out_dir, mode, paths, columns, txt_docs)
+    resolved = resolve_inputs(inputs, id_column, text_column)
+    paths, duplicates = resolved.paths, resolved.duplicates
+    check_out_dir(out_dir, resolved.patterns, paths)
+    job_paths, columns, txt_docs, names = _job_inputs(out_dir, mode, resolved, txt_docs)
     tok_sha, tok = tokenizer_identity(tokenizer)
     if on_tokenizer is not None:
         on_tokenizer(tok)
@@ -154,7 +177,9 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     # values redoes the shards (and the stale ones are removed when the run completes).
     config = TokenizeConfig(tok_sha, bos, eos, id_column, text_column, shard_bytes, shard_rows,
                             bool(write_rejects), job_id_type(job_paths, id_column, columns),
-                            columns, txt_docs)
+                            columns, txt_docs, vocab_size=int(tok.vocab_size),
+                            tokenizer_name=tokenizer_name(tokenizer, tok_sha), sources=names,
+                            layout=LAYOUT)
     t0 = time.perf_counter()
     wall0 = time.time()  # the workers stamp their first read with the wall clock
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:

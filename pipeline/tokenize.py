@@ -27,7 +27,9 @@ STREAM_SLICE_BYTES = 1 << 20
 
 @dataclass
 class TokenBatch:
-    """Token rows (schema ``TOKENS``) and rejects (schema ``REJECTS``) of one shard range."""
+    """Token rows (schema ``TOKENS``) and rejects (schema ``REJECTS``) of one shard range
+    of input ``source`` (its canonical name), whose rows say ``name`` in their ``source``
+    column."""
 
     source: str
     start: int
@@ -35,6 +37,7 @@ class TokenBatch:
     tokens: pa.Table
     rejects: pa.Table
     input_sha256: str
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,9 +189,11 @@ def input_checksum(ids: pa.Array, texts) -> str:
 
 
 def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
-                   max_doc_bytes=DEFAULT_MAX_DOC_BYTES, threads=1) -> TokenBatch:
+                   max_doc_bytes=DEFAULT_MAX_DOC_BYTES, threads=1, name=None) -> TokenBatch:
     """Tokenize one ``DocBatch`` (the kernel on ``threads`` threads); null/empty texts and
-    null ids (when the input has ids) become rejects (with the reader's own)."""
+    null ids (when the input has ids) become rejects (with the reader's own). ``name``: what
+    the rows' ``source`` column says (default: the input's shown canonical name)."""
+    name = files.shown(batch.source) if name is None else name
     t = batch.table
     n = t.num_rows
     texts = one_array(t.column("text"))
@@ -208,12 +213,15 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     if not pa.types.is_list(tokens.type):
         schema = schema.set(1, pa.field("tokens", tokens.type, nullable=False))
     rejects_schema = with_id_type(REJECTS, id_type)
-    source = pc.take(pa.array([files.shown(batch.source)], pa.string()),
-                     pa.array(np.zeros(n, np.int32)))
+    source = pc.take(pa.array([name], pa.string()), pa.array(np.zeros(n, np.int32)))
     table = pa.Table.from_arrays([t.column("id"), tokens, pa.array(np.diff(offsets)),
                                   pa.array(nbytes), pa.array(replaced), source, t.column("row")],
                                  schema=schema)
     rejects = batch.rejects.cast(rejects_schema)
+    if rejects.num_rows:
+        at = rejects.schema.get_field_index("source")
+        rejects = rejects.set_column(at, rejects.schema.field(at),
+                                     pa.array([name] * rejects.num_rows, pa.string()))
     if not keep.all():
         drop = ~keep
         reason = np.where(null[drop], "null_text",
@@ -228,4 +236,4 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
         rejects = rejects.sort_by("row")
         table = table.filter(pa.array(keep))
     return TokenBatch(batch.source, batch.start, batch.stop, table, rejects,
-                      input_checksum(one_array(t.column("id")), text_batch))
+                      input_checksum(one_array(t.column("id")), text_batch), name)

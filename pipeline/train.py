@@ -144,7 +144,8 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
     options, runner = beam_options(beam_args, workers, local_mode)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
-    _, paths, _, columns = resolve_inputs(inputs, None, text_column)  # each file once
+    resolved = resolve_inputs(inputs, None, text_column)  # each file once
+    paths, columns = resolved.paths, resolved.columns
     mapped_ids = sorted(p for p, c in columns.items() if c["id"] is not None)
     if mapped_ids:
         raise ValueError(f"train reads texts only: {mapped_ids[0]} maps an id column; give "

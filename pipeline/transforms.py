@@ -14,7 +14,7 @@ from apache_beam.metrics import Metrics
 
 from corpustok.pipeline import files, progress
 from corpustok.pipeline.config import TokenizeConfig, config_hash
-from corpustok.pipeline.inputs import columns_for, mapping_of
+from corpustok.pipeline.inputs import columns_for, mapping_of, source_name
 from corpustok.pipeline.outdir import META_DIR, RUN_MANIFEST
 from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS,
                                      ReadError, plan_units, read_unit, shard_name)
@@ -59,23 +59,25 @@ class ReadUnit(beam.DoFn):
     of shards complete in ``out_dir``, not read again) and ``errors`` (a ``ReadError``)."""
 
     def __init__(self, id_column, text_column, shard_bytes, shard_rows, columns, out_dir,
-                 config_id, id_type, txt_docs):
+                 config_id, id_type, txt_docs, sources=None):
         self._columns = (id_column, text_column, columns)
         self._sizes = (shard_bytes, shard_rows)
         self._out_dir = out_dir
         self._config_id = config_id
         self._id_type = id_type
         self._txt_docs = txt_docs
+        self._sources = sources
 
     def process(self, unit):
         entries = {}
         mapping = mapping_of(unit.source, self._columns[2])
+        called = source_name(unit.source, self._sources)
 
         def is_done(source, start, stop):
             if self._out_dir is None:
                 return False
-            name = shard_name(source, start, stop, self._config_id, mapping)
-            entries[name] = load_entry(self._out_dir, name, self._config_id)
+            name = shard_name(source, start, stop, self._config_id, mapping, called)
+            entries[name] = load_entry(self._out_dir, name, self._config_id, called)
             return entries[name] is not None
 
         try:
@@ -84,8 +86,8 @@ class ReadUnit(beam.DoFn):
                                   txt_docs=self._txt_docs):
                 if isinstance(item, tuple):
                     _counter("shards_skipped").inc()
-                    yield beam.pvalue.TaggedOutput(
-                        DONE, entries[shard_name(unit.source, *item, self._config_id, mapping)])
+                    yield beam.pvalue.TaggedOutput(DONE, entries[shard_name(
+                        unit.source, *item, self._config_id, mapping, called)])
                 else:
                     yield item
         except READ_ERRORS as e:
@@ -139,8 +141,9 @@ class Tokenize(beam.DoFn):
     """
 
     def __init__(self, tokenizer, bos=None, eos=None, max_doc_bytes=DEFAULT_MAX_DOC_BYTES,
-                 threads=1, identity=None):
+                 threads=1, identity=None, sources=None):
         self._spec = tokenizer
+        self._sources = sources
         self._identity = identity
         self._threads = threads
         self._bos = bos
@@ -156,7 +159,7 @@ class Tokenize(beam.DoFn):
 
     def process(self, batch):
         tb = tokenize_batch(self._tok, batch, self._bos, self._eos, self._max_doc_bytes,
-                            self._threads)
+                            self._threads, source_name(batch.source, self._sources))
         t = tb.tokens
         ntok = _total(t, "n_tokens")
         _counter("documents").inc(t.num_rows)
@@ -256,7 +259,7 @@ class WriteRunManifest(beam.PTransform):
             # The manifest first: a crash between the two leaves the stale shards' entries,
             # which the next run removes in turn.
             stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list,
-                                  meta[1].get("columns"))
+                                  meta[1].get("columns"), meta[1].get("sources"))
             manifest = run_manifest(entry_list, error_list, *meta, superseded=stale)
             files.makedirs(files.join(out_dir, META_DIR))
             write_json(files.join(out_dir, RUN_MANIFEST), manifest, run_id)
@@ -282,9 +285,10 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
     c = config
     args = (c.id_column, c.text_column, c.shard_bytes, c.shard_rows, c.columns)
     units, errors = plan_inputs(paths, *args)
-    shards = ShardUnits(ReadUnit(*args, out_dir, c.id, c.id_type, c.txt_docs or "line"),
+    shards = ShardUnits(ReadUnit(*args, out_dir, c.id, c.id_type, c.txt_docs or "line",
+                                 c.sources),
                         Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes, threads,
-                                 c.tokenizer_sha256),
+                                 c.tokenizer_sha256, c.sources),
                         _WriteShard(out_dir, c.tokenizer_sha256, c.id, c.write_rejects, run_id,
                                     c.columns))
     results = pbegin | "Units" >> beam.Create(units) | "Shards" >> beam.ParDo(shards)

@@ -1,5 +1,8 @@
-"""Checking an output folder against its inputs: every input row is in exactly one shard or
-counted as a reject, and every shard decodes back to its documents' text.
+"""Checking an output folder: its files against its records (:func:`check_folder`, what
+``corpustok verify`` runs: every shard the run manifest lists is there with the size and
+sha256 its entry records, and ``data/`` holds those shards and nothing else), and its shards
+against its inputs (:func:`verify_shards`: every input row is in exactly one shard or counted
+as a reject, and every shard decodes back to its documents' text).
 
 Decoding is exact only for lossless tokenizers (byte-level BPE); for WordPiece, which
 normalizes, compare ids with a reference tokenizer instead.
@@ -17,7 +20,9 @@ from corpustok.schemas import TOKENS, check_run_manifest, check_table
 from corpustok.pipeline import files
 from corpustok.pipeline.inputs import columns_for
 from corpustok.pipeline.read import read_documents
-from corpustok.pipeline.outdir import RUN_MANIFEST
+from corpustok.pipeline.outdir import (DATA_DIR, META_DIR, RUN_MANIFEST, TMP_DIR, FolderHold,
+                                       entry_names, foreign_files, read_run_manifest,
+                                       shard_file)
 
 
 @dataclass
@@ -29,6 +34,68 @@ class Verification:
     @property
     def ok(self):
         return not self.problems
+
+
+def check_folder(out_dir) -> Verification:
+    """Check an output folder against its own records, holding it (no run may change it
+    meanwhile): a COMPLETED run manifest; each shard it lists present in ``data/`` with the
+    size and sha256 its entry records (a damaged or swapped shard is named); ``data/``
+    holding exactly those shards (no shard the manifest does not list, no foreign file);
+    no temporaries of a killed run left (named: the next run of the job removes them)."""
+    v = Verification()
+    with FolderHold(out_dir, "verify"):
+        manifest = read_run_manifest(out_dir)
+        where = files.shown(files.join(out_dir, RUN_MANIFEST))
+        if manifest is None:
+            v.problems.append(f"{where} is missing: no run of this folder has finished "
+                              "(rerun the same `corpustok tokenize` command)")
+            return v
+        try:
+            check_run_manifest(manifest)
+        except (ValueError, TypeError, KeyError) as e:
+            v.problems.append(f"{where}: {e}")
+            return v
+        if manifest["status"] != "COMPLETED":
+            v.problems.append(f"{where}: status {manifest['status']} "
+                              f"({len(manifest['errors'])} input(s) unreadable, named there)")
+        shards = manifest["shards"]
+        for e in shards:
+            v.shards += 1
+            v.documents += e["documents"]
+            problem = _shard_problem(out_dir, e)
+            if problem:
+                v.problems.append(problem)
+        for path in foreign_files(out_dir, shards):
+            v.problems.append(f"{files.shown(path)}: not a shard the run manifest lists")
+        unlisted = entry_names(out_dir) - {e["shard"] for e in shards}
+        for name in sorted(unlisted):
+            v.problems.append(f"{name}: an entry of a shard the run manifest does not list "
+                              "(a run that did not finish: rerun the same command)")
+        tmp = [n for d in (META_DIR, TMP_DIR, DATA_DIR) for n in
+               files.listdir(files.join(out_dir, d)) if n.startswith(files.TMP_PREFIX)]
+        if tmp:
+            v.problems.append(f"{len(tmp)} temporary file(s) of a killed run (first: {tmp[0]}; "
+                              "the next run of the job removes them)")
+    return v
+
+
+def _shard_problem(out_dir, entry):
+    """What is wrong with one listed shard's file, or None."""
+    file = entry["file"]
+    if file != shard_file(entry["shard"]):
+        return f"{file}: not where this layout keeps shard {entry['shard']}"
+    path = files.join(out_dir, *file.split("/"))
+    try:
+        size = files.size(path)
+    except OSError:
+        return f"{file}: missing"
+    if size != entry["parquet_bytes"]:
+        return f"{file}: {size} bytes, its entry records {entry['parquet_bytes']} (damaged " \
+               "or replaced: rerun the same command to redo it)"
+    if files.sha256_of(path) != entry["sha256"]:
+        return f"{file}: sha256 differs from its entry's (damaged or replaced: rerun the " \
+               "same command to redo it)"
+    return None
 
 
 def strip_markers(tokens: pa.ListArray, nb: int, ne: int) -> pa.ListArray:

@@ -70,13 +70,17 @@ REJECT_REASONS = {
 
 # Keys of one shard's manifest entry (``.corpustok/entries/<shard>.json``) and of the run
 # manifest (``.corpustok/manifest.json``).
-SHARD_ENTRY_KEYS = ("shard", "file", "source", "rows", "documents", "tokens", "bytes",
-                    "replaced", "rejects", "rejected", "input_sha256", "parquet_bytes",
-                    "tokenizer_sha256", "config")
+# The keys every entry has had (what a run needs to list and remove an earlier layout's
+# shards), and those of this layout's entries: the shard file's sha256 and the name its rows
+# give their input.
+LISTED_ENTRY_KEYS = ("shard", "file", "source", "rows", "documents", "tokens", "bytes",
+                     "replaced", "rejects", "rejected", "input_sha256", "parquet_bytes",
+                     "tokenizer_sha256", "config")
+SHARD_ENTRY_KEYS = LISTED_ENTRY_KEYS + ("sha256", "name")
 RUN_MANIFEST_KEYS = ("format", "version", "status", "tokenizer_sha256", "config", "totals",
                      "errors", "shards")
 MANIFEST_FORMAT = "corpustok-shards"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: entries with sha256 and name, the tokenizer's name and size
 
 
 class InputFormatError(ValueError):
@@ -137,11 +141,12 @@ def check_table(table: pa.Table, schema: pa.Schema, where: str = "table"):
             raise TypeError(f"{where}: column {field.name!r} has type {t}, expected {field.type}")
 
 
-def check_shard_entry(entry: dict, where: str = "manifest entry"):
-    """Raise ValueError when a shard manifest entry lacks keys or has inconsistent counts."""
+def check_shard_entry(entry: dict, where: str = "manifest entry", keys=SHARD_ENTRY_KEYS):
+    """Raise ValueError when a shard manifest entry lacks ``keys`` or has inconsistent
+    counts."""
     if not isinstance(entry, dict):
         raise ValueError(f"{where}: expected a JSON object, found {type(entry).__name__}")
-    missing = [k for k in SHARD_ENTRY_KEYS if k not in entry]
+    missing = [k for k in keys if k not in entry]
     if missing:
         raise ValueError(f"{where}: missing keys {missing}")
     start, stop = entry["rows"]

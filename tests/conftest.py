@@ -14,6 +14,13 @@ TEST_DATA = REPO / "tests" / "data"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+def shard_files(folder):
+    """The shard files of a tokenize output folder, relative to it (``data/<name>.parquet``),
+    sorted."""
+    data = Path(folder) / "data"
+    return sorted(f"data/{p.name}" for p in data.iterdir()) if data.is_dir() else []
+
+
 def shared_corpus_files():
     """The shared corpus ``*.txt.xz`` files, or [] when ../shared/data is absent."""
     return sorted((SHARED_DATA / "corpus").glob("*.txt.xz")) if SHARED_DATA.is_dir() else []

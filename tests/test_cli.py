@@ -12,7 +12,7 @@ from corpustok.pipeline.cli import main
 from corpustok.pipeline.cli_args import build_parser as _parser
 from corpustok.pipeline.demo import sample_path
 from corpustok.pipeline.outdir import RUN_MANIFEST
-from conftest import TEST_DATA
+from conftest import TEST_DATA, shard_files
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
 SAMPLE = sample_path()
@@ -35,7 +35,7 @@ def _subparsers():
 def test_help_explains_every_option(capsys):
     subs = _subparsers()
     assert set(subs) == {"train", "tokenize", "encode", "decode", "export-tokenizer", "export",
-                         "main", "report"}
+                         "main", "report", "verify"}
     for name, sub in subs.items():
         assert sub.description, name
         for action in sub._actions:
@@ -93,10 +93,9 @@ def test_tokenize_wordpiece_end_to_end_matches_hf(tmp_path, capsys):
     assert code == 1  # the corrupt file is reported, the rest completes
     assert f"ERROR {corrupt}" in printed and "documents  400" in printed
     rows = {}
-    for name in os.listdir(out):
-        if name.endswith(".parquet"):
-            for r in pq.read_table(out / name).to_pylist():
-                rows[r["row"]] = r
+    for name in shard_files(out):
+        for r in pq.read_table(out / name).to_pylist():
+            rows[r["row"]] = r
     assert sorted(rows) == list(range(400))
     want = hf.encode_batch([r["text"] for r in records])  # adds [CLS] ... [SEP]
     for i, enc in enumerate(want):

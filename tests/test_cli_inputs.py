@@ -20,6 +20,7 @@ from corpustok.pipeline.outdir import JOB_FILE
 from corpustok.pipeline.read import read_documents
 from corpustok.pipeline.run import tokenize
 from corpustok.pipeline.verify import verify_shards
+from conftest import shard_files
 
 TEXT = b"first line\n\n   \nsecond \xff line\r\nthird line"  # blank, CRLF, invalid UTF-8
 
@@ -159,7 +160,7 @@ def test_text_inputs_rerun_byte_identical_and_append_keeps_the_mapping(gpt2_file
     one, two = tmp_path / "one", tmp_path / "two"
     r = tokenize([str(c), f"{a}:id=doc_id,text=body"], str(one), gpt2_file, **kw)
     assert r.ok and r.manifest["totals"]["shards"] > 3
-    shards = sorted(f for f in os.listdir(one) if f.endswith(".parquet"))
+    shards = shard_files(one)
     tokenize([str(c), f"{a}:id=doc_id,text=body"], str(two), gpt2_file, **kw)
     assert sorted(os.listdir(two)) == sorted(os.listdir(one))
     for f in shards:

@@ -27,7 +27,7 @@ def _jsonl(path, texts):
 
 def _tokens(out):
     rows = []
-    for shard in sorted(out.glob("*.parquet")):
+    for shard in sorted(out.glob("data/*.parquet")):
         rows += pq.read_table(shard).to_pylist()
     return [r["tokens"] for r in sorted(rows, key=lambda r: r["row"])]
 

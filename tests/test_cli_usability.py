@@ -24,7 +24,7 @@ from corpustok.pipeline.cli import main
 from corpustok.pipeline.cli_args import build_parser
 from corpustok.pipeline.workers import available_cores, default_workers
 from corpustok.wordpiece import WordPiece, cased_token
-from conftest import REPO, TEST_DATA
+from conftest import REPO, TEST_DATA, shard_files
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
 BERT_JSON = str(TEST_DATA / "bert-base-uncased" / "tokenizer.json")
@@ -291,7 +291,7 @@ def test_casing_is_part_of_the_job(tmp_path, capsys):
     base = ["tokenize", src, "--tokenizer", str(vocab), "--out", out, "--no-progress",
             "--workers", "1"]
     assert main(base) == 0  # detected: cased
-    shard = next(f for f in os.listdir(out) if f.endswith(".parquet"))
+    shard = shard_files(out)[0]
     assert pq.read_table(os.path.join(out, shard)).column("tokens")[0].as_py()[:2] == [5, 8]
     capsys.readouterr()
     assert main(base + ["--no-lowercase"]) == 0  # the same choice given: the same job

@@ -14,7 +14,7 @@ import pytest
 
 from corpustok.pipeline.demo import sample_path
 from corpustok.pipeline import beam_files, files
-from corpustok.pipeline.outdir import ENTRIES_DIR, LOCK_FILE, REJECTS_DIR, RUN_MANIFEST
+from corpustok.pipeline.outdir import ENTRIES_DIR, LOCK_FILE, REJECTS_DIR, RUN_MANIFEST, OtherJob
 from corpustok.pipeline.run import tokenize
 from corpustok.pipeline.tokenize import load_tokenizer
 from corpustok.pipeline.train import train
@@ -167,15 +167,14 @@ def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
             "run_id": "deadbeef0000"}
     _put(f"{out}/{LOCK_FILE}", json.dumps(dead).encode())
     _put(f"{out}/.tmp-corpustok-deadbeef0000-x.parquet.abcdef12", b"partial")
-    users = {f"{out}/.tmp-mine": b"user", f"{out}/a-0123456789-0000000000-0000000001.parquet":
-             b"user", f"{out}/{REJECTS_DIR}/.tmp-notes": b"user"}
+    users = {f"{out}/.tmp-mine": b"user", f"{out}/{REJECTS_DIR}/.tmp-notes": b"user"}
     for path, data in users.items():
         _put(path, data)
     old = json.loads(memfs.objects[f"{out}/{ENTRIES_DIR}/{rm['shards'][0]['shard']}.json"][0])
-    stale = dict(old, shard="a-0123456789-00000000-0000000000-0000000001",
-                 file="a-0123456789-00000000-0000000000-0000000001.parquet")
-    for name in (stale["file"], f"{REJECTS_DIR}/{stale['file']}"):
-        _put(f"{out}/{name}", b"old")
+    name = "part-0123456789-00000000-0000000000-0000000001"
+    stale = dict(old, shard=name, file=f"data/{name}.parquet")
+    for path in (stale["file"], f"{REJECTS_DIR}/{name}.parquet"):
+        _put(f"{out}/{path}", b"old")
     _put(f"{out}/{ENTRIES_DIR}/{stale['shard']}.json", json.dumps(stale).encode())
     _forget_options()
     again = tokenize(patterns, out, f"{ROOT}/tok/gpt2.json", **kw)
@@ -184,6 +183,10 @@ def test_tokenize_remote_equals_local(memfs, tmp_path, gpt2_bytes):
     assert again.manifest["superseded"] == [stale["shard"]]
     left = {p: d[0] for p, d in memfs.objects.items() if not p.endswith(RUN_MANIFEST)}
     assert left == {**{p: d[0] for p, d in shard_objects.items()}, **users}
+    _put(f"{out}/a-0123456789-0000000000-0000000001.parquet", b"user")  # not hidden: refused
+    _forget_options()
+    with pytest.raises(OtherJob, match="did not write"):
+        tokenize(patterns, out, f"{ROOT}/tok/gpt2.json", **kw)
 
 
 def test_train_remote_equals_local(memfs, options, tmp_path):

@@ -1,7 +1,8 @@
-"""The output folder as its readers see it: pyarrow, polars, DuckDB and Hugging Face
-``datasets`` open the folder itself and find the token rows alone (metadata, rejects and a
-killed run's temporaries are skipped); ids keep their input's type; ``source`` is one
-canonical name; a folder of the older layout is refused, or redone with ``--overwrite``."""
+"""The output folder as its readers see it: pyarrow and Hugging Face ``datasets`` open the
+folder itself, polars and DuckDB its ``data/`` folder, and find the token rows alone
+(metadata, rejects and a killed run's temporaries are skipped); ids keep their input's type;
+``source`` is the input as given; folders of earlier layouts are refused, or redone with
+``--overwrite`` (the user's own files in them refused first, untouched)."""
 import json
 import os
 import shutil
@@ -10,8 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline.outdir import (ENTRIES_DIR, JOB_FILE, META_DIR, REJECTS_DIR,
-                                       RUN_MANIFEST, OtherJob)
+from corpustok.pipeline.outdir import (DATA_DIR, ENTRIES_DIR, JOB_FILE, META_DIR, REJECTS_DIR,
+                                       RUN_MANIFEST, TMP_DIR, OtherJob)
+from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.run import tokenize
 from conftest import TEST_DATA
 
@@ -43,7 +45,8 @@ def run(gpt2_file, tmp_path_factory):
     assert r.ok and r.manifest["totals"]["shards"] > 2
     assert os.listdir(os.path.join(out, REJECTS_DIR))
     # What a reader listing the folder mid-run, or after a killed run, also finds.
-    for folder in (out, os.path.join(out, ENTRIES_DIR), os.path.join(out, REJECTS_DIR)):
+    for folder in (os.path.join(out, TMP_DIR), os.path.join(out, ENTRIES_DIR),
+                   os.path.join(out, REJECTS_DIR)):
         with open(os.path.join(folder, ".tmp-corpustok-0123456789ab-x.parquet.1234abcd"),
                   "wb") as f:
             f.write(b"PAR1 half a file")
@@ -67,9 +70,11 @@ def test_polars_and_duckdb_read_the_shards(run):
     import duckdb
     import polars as pl
     out, r, ids = run
-    df = pl.read_parquet(f"{out}/*.parquet")
-    assert df.schema["id"] == pl.Int64 and _ids(df["id"].to_list()) == [i for i in ids if i != 3]
-    got = duckdb.sql(f"SELECT id FROM read_parquet('{out}/*.parquet') ORDER BY id").fetchall()
+    for df in (pl.read_parquet(f"{out}/data/*.parquet"), pl.read_parquet(f"{out}/data")):
+        assert df.schema["id"] == pl.Int64 and \
+            _ids(df["id"].to_list()) == [i for i in ids if i != 3]
+    got = duckdb.sql(f"SELECT id FROM read_parquet('{out}/data/*.parquet') ORDER BY id")
+    got = got.fetchall()
     assert [i for (i,) in got] == [i for i in ids if i != 3]  # sorted as numbers
 
 
@@ -97,20 +102,23 @@ def test_datasets_load_dataset_data_dir(run, tmp_path):
     assert d.features["id"].dtype == "int64"
 
 
-def test_ids_keep_their_type_and_source_is_canonical(gpt2_file, tmp_path, monkeypatch):
+def test_ids_keep_their_type_and_source_is_as_given(gpt2_file, tmp_path, monkeypatch):
     a, b = _inputs(str(tmp_path / "in"))
     names = tmp_path / "names.jsonl"
     names.write_text("".join(json.dumps({"uid": f"n{i}", "text": f"named {i}"}) + "\n"
                              for i in range(3)))
     monkeypatch.chdir(tmp_path)
-    # Typed relative and unnormalized: recorded as one absolute, normalized name.
+    # Typed relative and unnormalized: the rows name it as typed, normalized; the records
+    # keep its absolute name.
     r = tokenize(["in/../in/b.jsonl"], "out", gpt2_file, id_column="uid")
     assert r.manifest["config"]["id_type"] == "int64"
     t = pq.read_table("out")
-    assert set(t.column("source").to_pylist()) == {b} == {e["source"] for e in r.manifest["shards"]}
+    assert set(t.column("source").to_pylist()) == {"in/b.jsonl"}
+    assert {e["source"] for e in r.manifest["shards"]} == {b}
     assert t.column("id").to_pylist() == list(range(100, 110))
     again = tokenize([b], "out", gpt2_file, id_column="uid")  # the absolute name: the same job
     assert again.counters.get("shards_skipped") == 1
+    assert set(pq.read_table("out").column("source").to_pylist()) == {"in/b.jsonl"}
     # A job that mixes integer and string ids writes strings (integers as decimal text).
     assert tokenize([a, str(names)], "mixed", gpt2_file, id_column="uid").ok
     ids = pq.read_table("mixed").column("id")
@@ -136,40 +144,87 @@ def test_jsonl_ids_that_are_not_integers_in_an_integer_job(gpt2_file, tmp_path):
 
 
 def _to_old_layout(out):
-    """Rewrite a folder as the older corpustok wrote it: manifests beside the shards."""
+    """Rewrite a folder as the older corpustok wrote it: shards, manifests and rejects beside
+    each other, entries named ``<shard>.manifest.json``."""
+    def old_entry(e):
+        return {**e, "file": os.path.basename(e["file"])}
+
+    for f in os.listdir(os.path.join(out, DATA_DIR)):
+        os.rename(os.path.join(out, DATA_DIR, f), os.path.join(out, f))
     for f in os.listdir(os.path.join(out, ENTRIES_DIR)):
-        os.rename(os.path.join(out, ENTRIES_DIR, f),
-                  os.path.join(out, f.replace(".json", ".manifest.json")))
-    os.rename(os.path.join(out, RUN_MANIFEST), os.path.join(out, "manifest.json"))
+        with open(os.path.join(out, ENTRIES_DIR, f)) as src:
+            entry = old_entry(json.load(src))
+        with open(os.path.join(out, f.replace(".json", ".manifest.json")), "w") as dst:
+            json.dump(entry, dst)
+    with open(os.path.join(out, RUN_MANIFEST)) as f:
+        manifest = json.load(f)
+    manifest["shards"] = [old_entry(e) for e in manifest["shards"]]
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
     os.rename(os.path.join(out, JOB_FILE), os.path.join(out, "_job.json"))
     shutil.rmtree(os.path.join(out, META_DIR))
+    os.rmdir(os.path.join(out, DATA_DIR))
 
 
-def test_a_folder_of_the_older_layout_is_refused_or_overwritten(gpt2_file, tmp_path):
+def _to_previous_layout(out):
+    """Rewrite a folder as the previous layout had it: the shards beside ``.corpustok/``,
+    entries naming them there, a configuration without ``layout``."""
+    for f in os.listdir(os.path.join(out, DATA_DIR)):
+        os.rename(os.path.join(out, DATA_DIR, f), os.path.join(out, f))
+    os.rmdir(os.path.join(out, DATA_DIR))
+    for path in [os.path.join(out, ENTRIES_DIR, f) for f in os.listdir(
+            os.path.join(out, ENTRIES_DIR))] + [os.path.join(out, RUN_MANIFEST)]:
+        with open(path) as f:
+            doc = json.load(f)
+        for e in doc.get("shards", [doc] if "shard" in doc else []):
+            e["file"] = os.path.basename(e["file"])
+        if isinstance(doc.get("config"), dict):
+            doc["config"].pop("layout", None)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    with open(os.path.join(out, JOB_FILE)) as f:
+        job = json.load(f)
+    for key in ("layout", "vocab_size", "tokenizer_name", "sources"):  # what it lacked
+        del job["config"][key]
+    job["config_id"] = config_hash(job["config"])
+    with open(os.path.join(out, JOB_FILE), "w") as f:
+        json.dump(job, f)
+
+
+@pytest.mark.parametrize("layout", ["older", "previous"])
+def test_a_folder_of_an_earlier_layout_is_refused_or_overwritten(gpt2_file, tmp_path, layout):
     a, _ = _inputs(str(tmp_path / "in"))
     out = str(tmp_path / "out")
     first = tokenize([a], out, gpt2_file, id_column="uid", shard_bytes=300)
-    _to_old_layout(out)
-    mine = [os.path.join(out, n) for n in ("notes.txt", "a-0000000000-00000000-0000000000-"
+    {"older": _to_old_layout, "previous": _to_previous_layout}[layout](out)
+    mine = [os.path.join(out, n) for n in ("notes.txt", "part-0000000000-00000000-0000000000-"
                                            "0000000001.parquet")]
     for path in mine:
         with open(path, "w") as f:
             f.write("the user's")
     before = sorted(os.listdir(out))
-    with pytest.raises(OtherJob, match="older corpustok.*--overwrite"):
+    for mode in (None, "overwrite"):  # the user's files first: refused, nothing touched
+        with pytest.raises(OtherJob, match="did not write"):
+            tokenize([a], out, gpt2_file, id_column="uid", shard_bytes=300, mode=mode)
+        assert sorted(os.listdir(out)) == before
+    for path in mine:
+        os.remove(path)
+    before = sorted(os.listdir(out))
+    with pytest.raises(OtherJob, match="(older|earlier) corpustok.*--overwrite"):
         tokenize([a], out, gpt2_file, id_column="uid", shard_bytes=300)
-    assert sorted(os.listdir(out)) == before and not os.path.exists(os.path.join(out, JOB_FILE))
+    assert sorted(os.listdir(out)) == before
     removed = []
     r = tokenize([a], out, gpt2_file, id_column="uid", shard_bytes=300, mode="overwrite",
                  on_remove=removed.append)
     n = first.manifest["totals"]["shards"]
     assert len(removed) == 2 * n + 2 and sorted(r.removed) == sorted(removed)
     assert r.ok and r.counters.get("shards_written") == n
-    assert sorted(f for f in os.listdir(out) if not f.startswith(".")) == sorted(
-        [e["file"] for e in r.manifest["shards"]] + [os.path.basename(p) for p in mine])
-    # An older folder without shards (a job record alone) is cleared without asking.
-    other = tmp_path / "empty"
-    other.mkdir()
-    (other / "_job.json").write_text(json.dumps({"format": "corpustok-job", "inputs": []}))
-    assert tokenize([a], str(other), gpt2_file, id_column="uid").ok
-    assert not (other / "_job.json").exists()
+    assert sorted(os.listdir(out)) == [META_DIR, DATA_DIR]
+    assert sorted(f"{DATA_DIR}/{f}" for f in os.listdir(os.path.join(out, DATA_DIR))) == \
+        sorted(e["file"] for e in r.manifest["shards"])
+    if layout == "older":  # one without shards (a job record alone): cleared without asking
+        other = tmp_path / "empty"
+        other.mkdir()
+        (other / "_job.json").write_text(json.dumps({"format": "corpustok-job", "inputs": []}))
+        assert tokenize([a], str(other), gpt2_file, id_column="uid").ok
+        assert not (other / "_job.json").exists()

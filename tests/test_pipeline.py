@@ -22,7 +22,7 @@ from corpustok.pipeline.run import RunResult, tokenize
 from corpustok.pipeline.verify import verify_shards
 from corpustok.pipeline.outdir import ENTRIES_DIR, REJECTS_DIR
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
-from conftest import TEST_DATA
+from conftest import TEST_DATA, shard_files
 
 SAMPLE = sample_path()
 GPT2 = TEST_DATA / "gpt2"
@@ -128,11 +128,11 @@ def _run(files, out, tok, **kw):
 
 
 def _run_by_columns(files, out, tok, **kw):
-    """Files with the default columns, and b.parquet (doc/body) separately into out/b."""
+    """Files with the default columns, and b.parquet (doc/body) separately into out-b."""
     default = [f for f in files if not f.endswith("b.parquet")]
     other = [f for f in files if f.endswith("b.parquet")]
     return (_run(default, out, tok, **kw),
-            _run(other, os.path.join(out, "b"), tok, id_column="doc", text_column="body", **kw))
+            _run(other, out + "-b", tok, id_column="doc", text_column="body", **kw))
 
 
 @pytest.fixture(scope="module")
@@ -155,9 +155,7 @@ def _folder_bytes(folder):
 def _shard_rows(folder):
     """{(source, row): (tokens, replaced)} over every shard, asserting each row appears once."""
     rows = {}
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith(".parquet"):
-            continue
+    for name in shard_files(folder):
         t = pq.read_table(os.path.join(folder, name))
         check_table(t, TOKENS, name)
         for src, row, toks, rep in zip(t.column("source").to_pylist(), t.column("row").to_pylist(),
@@ -185,7 +183,7 @@ def test_every_document_once_in_shards_or_rejects(corpus, inmemory, hf_ids):
     out, results = inmemory
     got = {}
     rejected = {}
-    for folder in (out, os.path.join(out, "b")):
+    for folder in (out, out + "-b"):
         got.update(_shard_rows(folder))
         rejected.update(_reject_rows(folder))
     assert not set(got) & set(rejected)
@@ -204,7 +202,7 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory, gpt2_file, hf_ids
     files, expect = corpus
     out, results = inmemory
     tok = corpustok.load(gpt2_file)
-    for r, folder in zip(results, (out, os.path.join(out, "b"))):
+    for r, folder in zip(results, (out, out + "-b")):
         assert isinstance(r, RunResult) and r.ok
         check_run_manifest(r.manifest)
         v = verify_shards(folder, tok)  # with the columns the manifest names (id/text, doc/body)
@@ -217,7 +215,7 @@ def test_shards_decode_to_input_and_manifest(corpus, inmemory, gpt2_file, hf_ids
                                                      for k in kept)
         for e in r.manifest["shards"]:  # deterministic names from input file and row range
             assert e["shard"] == shard_name(e["source"], *e["rows"],
-                                            config_hash(r.manifest["config"]))
+                                            config_hash(r.manifest["config"]), name=e["name"])
             assert os.path.exists(os.path.join(folder, e["file"]))
     totals = results[0].manifest["totals"]
     assert totals["rejects"] == {"bad_json": 1, "bad_record": 3, "empty_text": 1, "null_text": 2}
@@ -453,10 +451,9 @@ def test_100mb_document_is_tokenized_in_bounded_memory(gpt2_file, tmp_path):
           f"tiny run")
     assert grown < 12 * len(big.encode())
     rows = {}
-    for name in os.listdir(tmp_path / "out"):
-        if name.endswith(".parquet"):
-            for r in pq.read_table(tmp_path / "out" / name).to_pylist():
-                rows[r["id"]] = r
+    for name in shard_files(tmp_path / "out"):
+        for r in pq.read_table(tmp_path / "out" / name).to_pylist():
+            rows[r["id"]] = r
     tok = corpustok.load(gpt2_file)
     assert rows["big"]["n_bytes"] == len(big.encode())
     assert tok.decode(rows["big"]["tokens"]) == big
@@ -471,7 +468,7 @@ def test_other_options_refuse_or_overwrite_and_changed_inputs_are_replaced(gpt2_
     out = str(tmp_path / "out")
 
     def rows_in_folder():
-        files = sorted(f for f in os.listdir(out) if f.endswith(".parquet"))
+        files = shard_files(out)
         return files, sum(pq.read_table(os.path.join(out, f)).num_rows for f in files)
 
     first = tokenize([str(src)], out, gpt2_file, shard_bytes=2_000)
@@ -482,7 +479,8 @@ def test_other_options_refuse_or_overwrite_and_changed_inputs_are_replaced(gpt2_
     assert sorted(os.listdir(out)) == before  # refused before touching anything
     second = tokenize([str(src)], out, gpt2_file, shard_bytes=1_000_000, mode="overwrite")
     old = {e["file"] for e in first.manifest["shards"]}
-    assert {os.path.basename(p) for p in second.removed} >= old | {"manifest.json"}
+    assert {os.path.relpath(p, out) for p in second.removed} >= \
+        old | {os.path.join(".corpustok", "manifest.json")}
     files, rows = rows_in_folder()
     assert len(files) == second.manifest["totals"]["shards"] == 1
     assert rows == second.manifest["totals"]["documents"] == len(texts)
@@ -532,7 +530,7 @@ def test_inputs_without_ids(gpt2_file, hf_ids, tmp_path):
     r = tokenize(srcs, str(tmp_path / "out"), gpt2_file, id_column=None)
     assert r.ok and r.manifest["totals"]["documents"] == 6
     assert r.manifest["totals"]["rejects"] == {"empty_text": 2}
-    shards = [f for f in os.listdir(tmp_path / "out") if f.endswith(".parquet")]
+    shards = shard_files(tmp_path / "out")
     assert len(shards) == 2
     for f in shards:
         rows = pq.read_table(tmp_path / "out" / f)
@@ -552,7 +550,7 @@ def test_dotted_column_name_and_null_ids(gpt2_file, hf_ids, tmp_path):
     assert r.manifest["status"] == "COMPLETED"
     assert r.manifest["totals"]["documents"] == 2
     assert r.manifest["totals"]["rejects"] == {"bad_record": 1}
-    files = [f for f in os.listdir(tmp_path / "out") if f.endswith(".parquet")]
+    files = shard_files(tmp_path / "out")
     table = pq.read_table(tmp_path / "out" / files[0])
     assert table.column("id").to_pylist() == ["a", "c"]
     assert table.column("tokens").to_pylist() == [hf_ids("first text"), hf_ids("third")]

@@ -17,9 +17,9 @@ import pytest
 import zstandard
 
 from corpustok.pipeline.outdir import (ENTRIES_DIR, JOB_FILE, LOCK_FILE, REJECTS_DIR,
-                                       RUN_MANIFEST, OtherJob, OutputClaim, OutputInUse)
+                                       RUN_MANIFEST, TMP_DIR, OtherJob, OutputClaim, OutputInUse)
 from corpustok.pipeline.run import tokenize
-from conftest import TEST_DATA
+from conftest import TEST_DATA, shard_files
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
 GPT2 = TEST_DATA / "gpt2"
@@ -44,10 +44,9 @@ def cli(*args, timeout=180, **kw):
 
 def _ids(out):
     rows = {}
-    for f in os.listdir(out):
-        if f.endswith(".parquet"):
-            for r in pq.read_table(os.path.join(out, f)).to_pylist():
-                rows[r["id"]] = r["tokens"]
+    for f in shard_files(out):
+        for r in pq.read_table(os.path.join(out, f)).to_pylist():
+            rows[r["id"]] = r["tokens"]
     return rows
 
 
@@ -140,17 +139,23 @@ def test_a_killed_runs_temporaries_are_deleted_and_nobody_elses(gpt2_file, tmp_p
     dead = {"pid": 2 ** 22 + 11, "pid_start": 1, "host": os.uname().nodename, "started": 0,
             "run_id": "0123456789ab"}
     (out / LOCK_FILE).write_text(json.dumps(dead))
-    ours = [out / ".tmp-corpustok-0123456789ab-x.parquet.1234abcd",
+    (out / TMP_DIR).mkdir(parents=True)
+    ours = [out / TMP_DIR / ".tmp-corpustok-0123456789ab-part-x.parquet.1234abcd",
+            out / ".tmp-corpustok-0123456789ab-x.parquet.1234abcd",  # the previous layout's
             out / REJECTS_DIR / ".tmp-corpustok-0123456789ab-y.parquet.1234abcd"]
     users = [out / ".tmp-notes", out / REJECTS_DIR / ".tmp-draft",
-             out / "backup-0123456789-0000000000-0000000100.parquet", out / "README.txt",
-             out / ".tmp-corpustok-ffffffffffff-z.parquet.1234abcd"]  # another run's: kept
+             out / ".tmp-corpustok-ffffffffffff-z.parquet.1234abcd",  # another run's: kept
+             out / TMP_DIR / ".tmp-corpustok-ffffffffffff-z.parquet.1234abcd"]
     for f in ours + users:
         f.write_bytes(b"x")
     r = tokenize([src], str(out), gpt2_file, write_rejects=True)
     assert r.ok
     assert not any(f.exists() for f in ours)
     assert all(f.read_bytes() == b"x" for f in users)
+    (out / "README.txt").write_bytes(b"x")  # not hidden: readers of the folder would read it
+    with pytest.raises(OtherJob, match="did not write"):
+        tokenize([src], str(out), gpt2_file, write_rejects=True)
+    assert all(f.read_bytes() == b"x" for f in users + [out / "README.txt"])
 
 
 def test_other_configuration_other_shard_names(gpt2_file, tmp_path):
@@ -410,14 +415,14 @@ def test_disk_full_during_the_run_is_one_line_exit_4(gpt2_file, tmp_path, monkey
     from corpustok.pipeline import files, shards
     from corpustok.pipeline.cli import main
     src = _jsonl(tmp_path / "in.jsonl", _docs(40))
-    real = files.write_atomic
+    real = files.stage
 
-    def full(path, write, run_id=None):
+    def full(path, write, run_id=None, tmp_dir=None):
         if path.endswith(".parquet"):
             raise OSError(errno.ENOSPC, "No space left on device", path)
-        return real(path, write, run_id)
+        return real(path, write, run_id, tmp_dir)
 
-    monkeypatch.setattr(shards.files, "write_atomic", full)
+    monkeypatch.setattr(shards.files, "stage", full)
     code = main(["tokenize", src, "--tokenizer", gpt2_file, "--out", str(tmp_path / "out"),
                  "--no-progress"])
     err = capsys.readouterr().err
@@ -469,7 +474,7 @@ def test_an_input_unreadable_on_a_rerun_keeps_its_shards(gpt2_file, tmp_path, mo
     second = tokenize([a, b], str(out), gpt2_file)
     assert second.manifest["status"] == "COMPLETED_WITH_ERRORS"
     assert second.manifest["superseded"] == []
-    assert {e["file"] for e in first.manifest["shards"]} <= set(os.listdir(out))
+    assert {e["file"] for e in first.manifest["shards"]} <= set(shard_files(out))
     monkeypatch.undo()
     assert tokenize([a, b], str(out), gpt2_file).manifest["totals"]["documents"] == 10
 

@@ -10,7 +10,8 @@ def _entry(**kw):
     e = {"shard": "a-0-1", "file": "a-0-1.parquet", "source": "a.parquet", "rows": [0, 10],
          "documents": 8, "tokens": 100, "bytes": 400, "replaced": 0,
          "rejects": {"null_text": 2}, "rejected": [], "input_sha256": "x",
-         "parquet_bytes": 10, "tokenizer_sha256": "y", "config": "z"}
+         "parquet_bytes": 10, "sha256": "w", "name": "a.parquet", "tokenizer_sha256": "y",
+         "config": "z"}
     e.update(kw)
     return e
 
@@ -57,7 +58,7 @@ def test_shard_entry_and_run_manifest():
         check_shard_entry(_entry(documents=9))
     with pytest.raises(ValueError, match="unknown reject reasons"):
         check_shard_entry(_entry(rejects={"oops": 1}, documents=1))
-    manifest = {"format": "corpustok-shards", "version": 1, "status": "COMPLETED",
+    manifest = {"format": "corpustok-shards", "version": 2, "status": "COMPLETED",
                 "tokenizer_sha256": "y", "config": {}, "errors": [],
                 "totals": {"documents": 8, "tokens": 100, "bytes": 400},
                 "shards": [_entry()]}
