@@ -272,8 +272,18 @@ def _cmd_export_tokenizer(args):
 
 
 def _cmd_verify(args):
-    from corpustok.pipeline.verify import check_folder, verify_shards
-    v = check_folder(args.folder)
+    from corpustok.pipeline.export import JOURNAL_SUFFIX, MANIFEST_SUFFIX
+    from corpustok.pipeline.verify import check_export, check_folder, verify_shards
+    path = args.folder
+    if not files.is_dir(path) and any(files.exists(path + s)
+                                      for s in (MANIFEST_SUFFIX, JOURNAL_SUFFIX)):
+        v = check_export(path)
+        for problem in v.problems:
+            print(f"  PROBLEM {problem}")
+        print(f"corpustok verify: export {files.shown(path)}: {v.documents:,} documents: " +
+              ("OK" if v.ok else f"{len(v.problems)} problem(s)"))
+        return EXIT_OK if v.ok else EXIT_INPUT_ERRORS
+    v = check_folder(path)
     if args.inputs and v.ok:
         tok = None
         if args.tokenizer is not None:

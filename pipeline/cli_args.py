@@ -205,27 +205,32 @@ def build_parser():
               description="Write the documents of a COMPLETED shard folder as a flat token "
                           "stream with document boundaries: megatron (PREFIX.bin + .idx, "
                           "Megatron-Core's indexed dataset, one sequence a document; uint16 "
-                          "below 65,500 ids, else int32), datatrove (PREFIX.ds + .ds.index + "
-                          ".ds.metadata; uint16 up to 65,536 ids, else uint32) or numpy "
-                          "(dolma's PREFIX.npy raw memmap + PREFIX.csv.gz of start,end,id,"
-                          "source,row). Shards are read one at a time in the run manifest's "
-                          "order; files appear only when complete, PREFIX.export.json (source "
-                          "shards with sha256, documents, tokens, dtype) last.")
+                          "when the tokenizer has fewer than 65,500 ids, else int32), "
+                          "datatrove (PREFIX.ds + .ds.index + .ds.metadata; uint16 up to "
+                          "65,536 ids, else uint32) or numpy (dolma's PREFIX.npy, a raw memmap "
+                          "without a header: np.memmap, not np.load; + PREFIX.csv.gz of "
+                          "start,end,id,source,row). Each shard's size and sha256 are checked "
+                          "against the run manifest (a changed shard is refused, exit 2); the "
+                          "folder is held against tokenize runs meanwhile. Files are published "
+                          "all together or not at all, PREFIX.export.json last; an export "
+                          "killed after its commit point is completed, and its temporaries "
+                          "removed, by the next export to PREFIX (or `corpustok verify "
+                          "PREFIX`).")
     xp.add_argument("folder", metavar="SHARDS_DIR", help="output folder of a tokenize run")
     xp.add_argument("--format", required=True, choices=EXPORT_FORMATS,
                     help="the layout to write (see above)")
     xp.add_argument("--out", "-o", required=True, metavar="PREFIX",
-                    help="path prefix of the files to write (local; files of an earlier "
-                         "export of the same layout are replaced, any other file is kept: "
-                         "exit 2)")
+                    help="path prefix of the files to write (local, outside any shard "
+                         "folder; files of an earlier export of the same layout are replaced, "
+                         "any other file is kept: exit 2)")
     xp.add_argument("--seed", type=int, default=None,
                     help="shuffle the documents (uniformly, in bounded memory); the same seed "
                          "gives the same order (default: the manifest's order)")
     xp.add_argument("--vocab-size", type=_positive(int), default=None,
-                    help="the vocabulary the id type is chosen for (default: the largest id "
-                         "in the shards + 1); ids must be below it")
+                    help="the vocabulary the id type is chosen for (default: the "
+                         "tokenizer's, from the run manifest); ids must be below it")
 
-    vf = _sub(sub, "verify", help="check a shard folder against its manifest (and inputs)",
+    vf = _sub(sub, "verify", help="check a shard folder or an export against its records",
               description="Check a tokenize output folder while holding it (no run may change "
                           "it meanwhile): a COMPLETED run manifest; every shard it lists in "
                           "data/ with the size and sha256 its entry records (a damaged or "
@@ -233,8 +238,12 @@ def build_parser():
                           "else. With --inputs, also read the inputs the manifest names: every "
                           "row in exactly one shard or counted as a reject, and (with "
                           "--tokenizer, a lossless byte-level BPE) every shard decoding back "
-                          "to its documents. Exit 0 when all holds, 1 naming each problem.")
-    vf.add_argument("folder", metavar="SHARDS_DIR", help="output folder of a tokenize run")
+                          "to its documents. Given an export's PREFIX instead: an export killed "
+                          "after its commit point is completed, then every file is checked "
+                          "against the size and sha256 in PREFIX.export.json. Exit 0 when all "
+                          "holds, 1 naming each problem.")
+    vf.add_argument("folder", metavar="SHARDS_DIR|PREFIX",
+                    help="output folder of a tokenize run, or the prefix of an export")
     vf.add_argument("--inputs", action="store_true",
                     help="also check the shards against the inputs (reads them all)")
     vf.add_argument("--tokenizer", default=None,

@@ -30,8 +30,9 @@ refused.
 ``PREFIX.export.json``, the export manifest: ``layout``, ``files``, ``dtype``, ``raw_memmap``
 (true: the token file has no header), ``vocab_size`` (the one the type was chosen for) and
 ``vocab_size_from`` (``tokenizer`` or ``--vocab-size``), ``tokenizer`` (``name``,
-``vocab_size``, ``sha256``), ``documents``, ``tokens``, ``seed``, the run's ``config`` and the
-source ``shards`` with their sha256.
+``vocab_size``, ``sha256``), ``documents``, ``tokens``, ``seed``, the run's ``config``, the
+source ``shards`` with their sha256, and the size and sha256 of each file it wrote
+(``file_bytes``, ``file_sha256``: what ``corpustok verify PREFIX`` checks).
 
 Checks. Only a COMPLETED run manifest of version 2 is exported (version 1, of an earlier
 corpustok, has no shard checksums: the run is redone with ``--overwrite``). Each shard's size
@@ -678,6 +679,10 @@ def _export_held(folder, manifest, fmt, prefix, tag, seed, vocab_size):
                                 f"{manifest['totals']['tokens']}")
         result = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "layout": fmt,
                   "files": [os.path.basename(t) for t in targets[:-1]],
+                  "file_sha256": {os.path.basename(t): files.sha256_of(tmp)
+                                  for t, tmp in zip(targets[:-1], temps[:-1])},
+                  "file_bytes": {os.path.basename(t): os.path.getsize(tmp)
+                                 for t, tmp in zip(targets[:-1], temps[:-1])},
                   "source": files.shown(folder), "documents": docs, "tokens": ntok,
                   "dtype": dtype.name, "raw_memmap": True, "vocab_size": vocab,
                   "vocab_size_from": whose,

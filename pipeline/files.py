@@ -73,6 +73,11 @@ def join(folder: str, *names: str) -> str:
     return filesystem(folder).join(folder, *names)
 
 
+def split(path: str):
+    """``(folder, name)`` of ``path``."""
+    return filesystem(path).split(path)
+
+
 def match(pattern: str) -> list:
     """Files matching ``pattern``, sorted: the file itself when one has exactly that name
     (names may hold ``[``), else the glob's matches (``**`` crosses folder levels)."""

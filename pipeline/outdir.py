@@ -149,12 +149,14 @@ def _alive(holder):
     return start is not None and start == holder.get("pid_start", start)
 
 
-def _busy(out_dir, holder):
+def _busy(out_dir, holder, choose="; wait for it to end or choose another --out"):
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(holder.get("started", 0)))
+    what = str(holder.get("run_id", "")).partition("-")[0]
+    what = what if what in ("export", "verify") else "run"
     return OutputInUse(
-        f"{files.shown(out_dir)} is in use by another corpustok run (pid {holder.get('pid')} "
-        f"on {holder.get('host')}, started {started}); wait for it to end or choose another "
-        f"--out (if no such run exists, delete {files.join(out_dir, LOCK_FILE)})")
+        f"{files.shown(out_dir)} is in use by another corpustok {what} (pid "
+        f"{holder.get('pid')} on {holder.get('host')}, started {started}){choose} (if no such "
+        f"process exists, delete {files.join(out_dir, LOCK_FILE)})")
 
 
 def _parse(blob):
@@ -172,8 +174,9 @@ class _LocalLock:
         self.path = path
         self.fd = None
 
-    def acquire(self, out_dir, me):
-        """Take the lock; returns what the previous (dead) holder wrote, or None."""
+    def acquire(self, out_dir, me, choose=None):
+        """Take the lock; returns what the previous (dead) holder wrote, or None. ``choose``:
+        the advice of the refusal when a live process holds it."""
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
@@ -182,7 +185,8 @@ class _LocalLock:
                 with open(self.path, "rb") as f:
                     holder = _parse(f.read()) or {}
                 os.close(fd)
-                raise _busy(out_dir, holder) from None
+                raise (_busy(out_dir, holder) if choose is None else
+                       _busy(out_dir, holder, choose)) from None
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -265,7 +269,8 @@ class FolderHold:
               "host": socket.gethostname(), "started": time.time(),
               "run_id": f"{self.purpose}-{uuid.uuid4().hex[:12]}"}
         self._lock = _LocalLock(files.join(self.out_dir, LOCK_FILE))
-        self._previous = self._lock.acquire(self.out_dir, me)
+        self._previous = self._lock.acquire(
+            self.out_dir, me, f"; {self.purpose} it when that has ended")
         return self
 
     def __exit__(self, *exc):

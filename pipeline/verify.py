@@ -79,6 +79,43 @@ def check_folder(out_dir) -> Verification:
     return v
 
 
+def check_export(prefix) -> Verification:
+    """Check an export at ``prefix``: an export killed after its commit point is completed
+    first (``export.recover``); then every file its ``PREFIX.export.json`` lists must have
+    the size and sha256 recorded there."""
+    from corpustok.pipeline.export import MANIFEST_SUFFIX, recover
+    v = Verification()
+    recover(prefix)
+    where = prefix + MANIFEST_SUFFIX
+    try:
+        manifest = json.loads(files.read_bytes(where))
+    except (OSError, ValueError) as e:
+        v.problems.append(f"{where}: {e}")
+        return v
+    recorded = manifest.get("file_sha256")
+    if not isinstance(recorded, dict):
+        v.problems.append(f"{where}: written by an earlier corpustok (no checksums of its "
+                          "files): export again")
+        return v
+    v.documents = manifest.get("documents", 0)
+    folder = files.split(prefix)[0]
+    for name, sha in sorted(recorded.items()):
+        path = files.join(folder, name)
+        try:
+            size = files.size(path)
+        except OSError:
+            v.problems.append(f"{name}: missing")
+            continue
+        if size != manifest["file_bytes"][name]:
+            v.problems.append(f"{name}: {size} bytes, {where} records "
+                              f"{manifest['file_bytes'][name]} (damaged or replaced: export "
+                              "again)")
+        elif files.sha256_of(path) != sha:
+            v.problems.append(f"{name}: sha256 differs from {where}'s (damaged or replaced: "
+                              "export again)")
+    return v
+
+
 def _shard_problem(out_dir, entry):
     """What is wrong with one listed shard's file, or None."""
     file = entry["file"]

@@ -221,32 +221,25 @@ def test_tokenize_export_writes_beside_the_folder(documents, gpt2_file, tmp_path
     assert seqs == [r[0] for r in shard_rows(out)]
 
 
-def test_the_real_readers_read_the_exports(shards, tmp_path):
+@pytest.mark.readers
+def test_megatron_cores_indexed_dataset_reads_the_export(shards, tmp_path):
+    from megatron.core.datasets.indexed_dataset import IndexedDataset
     rows = [r[0] for r in shard_rows(shards)]
-    checked = 0
-    try:
-        from megatron.core.datasets.indexed_dataset import IndexedDataset
-    except Exception:  # noqa: BLE001 - not installed, or its torch is not
-        IndexedDataset = None
-    if IndexedDataset is not None:
-        prefix = str(tmp_path / "mg")
-        assert main(["export", str(shards), "--format", "megatron", "--out", prefix]) == 0
-        ds = IndexedDataset(prefix)
-        assert len(ds) == len(rows) and [ds[i].tolist() for i in range(len(ds))] == rows
-        checked += 1
-    try:
-        from datatrove.utils.dataset import DatatroveFolderDataset
-    except Exception:  # noqa: BLE001
-        DatatroveFolderDataset = None
-    if DatatroveFolderDataset is not None:
-        folder = tmp_path / "dt"
-        folder.mkdir()
-        assert main(["export", str(shards), "--format", "datatrove", "--out",
-                     str(folder / "part")]) == 0
-        from corpustok.data import PackedSequences
-        ds = DatatroveFolderDataset(str(folder), seq_len=64, token_size=2, shuffle=False)
-        ours = [w.tolist() for w, _ in PackedSequences(shards, 64)]  # the same windows
-        assert [ds[i]["input_ids"].tolist() for i in range(len(ds))] == ours
-        checked += 1
-    if not checked:
-        pytest.skip("neither megatron-core nor datatrove is installed")
+    prefix = str(tmp_path / "mg")
+    assert main(["export", str(shards), "--format", "megatron", "--out", prefix]) == 0
+    ds = IndexedDataset(prefix)
+    assert len(ds) == len(rows) and [ds[i].tolist() for i in range(len(ds))] == rows
+
+
+@pytest.mark.readers
+def test_datatroves_folder_dataset_reads_the_export(shards, tmp_path):
+    from datatrove.utils.dataset import DatatroveFolderDataset
+
+    from corpustok.data import PackedSequences
+    folder = tmp_path / "dt"
+    folder.mkdir()
+    assert main(["export", str(shards), "--format", "datatrove", "--out",
+                 str(folder / "part")]) == 0
+    ds = DatatroveFolderDataset(str(folder), seq_len=64, token_size=2, shuffle=False)
+    ours = [w.tolist() for w, _ in PackedSequences(shards, 64)]  # the same windows
+    assert [ds[i]["input_ids"].tolist() for i in range(len(ds))] == ours

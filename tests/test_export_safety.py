@@ -378,3 +378,28 @@ def test_a_prefix_inside_a_shard_folder_is_refused(shards, tmp_path, capsys):
     other = _copy(shards, tmp_path)
     assert _export(shards, "megatron", other / "data" / "x") == 2
     assert f"inside the shard folder {os.path.realpath(other)}" in capsys.readouterr().err
+
+
+def test_verify_checks_an_export_and_completes_a_killed_one(shards, tmp_path, monkeypatch,
+                                                           capsys):
+    """``corpustok verify PREFIX``: every file against the size and sha256 its export.json
+    records; an export killed after its commit point is completed first."""
+    prefix = str(tmp_path / "x")
+    assert main(["export", str(shards), "--format", "numpy", "--out", prefix]) == 0
+    capsys.readouterr()
+    assert main(["verify", prefix]) == 0
+    data = bytearray(Path(prefix + ".npy").read_bytes())
+    data[len(data) // 2] ^= 1  # one id changed, same size
+    Path(prefix + ".npy").write_bytes(bytes(data))
+    assert main(["verify", prefix]) == 1
+    assert "x.npy: sha256 differs" in capsys.readouterr().out
+    steps = []
+    monkeypatch.setattr(ex, "_STEP_HOOK", steps.append)
+    ex.export(str(shards), "numpy", str(tmp_path / "y"))
+    commit = steps.index("committed") + 1
+    assert _killed(what="export", at=commit, folder=str(shards), fmt="numpy", prefix=prefix,
+                   seed=None, bucket_bytes=BUCKET) == -signal.SIGKILL
+    assert Path(prefix + ".export.journal").exists()
+    assert main(["verify", prefix]) == 0  # completed, then every file checked
+    assert not Path(prefix + ".export.journal").exists()
+    assert Path(prefix + ".npy").read_bytes() == Path(str(tmp_path / "y") + ".npy").read_bytes()

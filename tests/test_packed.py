@@ -339,15 +339,16 @@ def test_unfinished_and_earlier_folders_are_refused(folder, tmp_path):
         PackedSequences(copy, 64)
 
 
-# ---- torch DataLoader --------------------------------------------------------------------
+# ---- torch DataLoader (marked readers: .ci/run installs torch and torchdata for them) -----
 
 def _loaded(ps, workers):
-    torch_data = pytest.importorskip("torch.utils.data")
-    return _listed(torch_data.DataLoader(ps, batch_size=None, num_workers=workers))
+    from torch.utils.data import DataLoader
+    return _listed(DataLoader(ps, batch_size=None, num_workers=workers))
 
 
+@pytest.mark.readers
 def test_dataloader_workers_yield_every_item_once_in_order(folder):
-    torch = pytest.importorskip("torch")
+    import torch
     loader = torch.utils.data.DataLoader(PackedSequences(folder, 64, batch_size=4),
                                          batch_size=None, num_workers=2)
     tokens, starts = next(iter(loader))  # the default collate: tensors, a list of them
@@ -363,11 +364,12 @@ def test_dataloader_workers_yield_every_item_once_in_order(folder):
                 assert got == whole, (batch_size, world_size, workers)
 
 
+@pytest.mark.readers
 def test_dataloader_resumes_from_the_items_consumed_and_repeats_or_reshuffles_epochs(folder):
-    torch_data = pytest.importorskip("torch.utils.data")
+    from torch.utils.data import DataLoader
     ps = PackedSequences(folder, 64, seed=7, batch_size=4)
     full = _listed(ps)
-    loader = torch_data.DataLoader(ps, batch_size=None, num_workers=2)
+    loader = DataLoader(ps, batch_size=None, num_workers=2)
     for consumed in (5, 6):
         head = []
         for item in loader:
@@ -388,9 +390,9 @@ def test_dataloader_resumes_from_the_items_consumed_and_repeats_or_reshuffles_ep
 
 
 @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated")
+@pytest.mark.readers
 def test_stateful_dataloader_resumes_each_worker_exactly(folder):
-    pytest.importorskip("torch")
-    stateful = pytest.importorskip("torchdata.stateful_dataloader")
+    from torchdata import stateful_dataloader as stateful
     full = _listed(PackedSequences(folder, 64, seed=9, batch_size=2))
 
     def loader(workers):
