@@ -98,7 +98,7 @@ from corpustok.packed import reorder
 from corpustok.pipeline import cleanup, files
 from corpustok.pipeline.config import EXPORT_FORMATS
 from corpustok.pipeline.outdir import (META_DIR, RUN_MANIFEST, FolderHold, OutputInUse,
-                                       read_run_manifest)
+                                       json_object, read_run_manifest)
 
 FORMATS = EXPORT_FORMATS
 EXPORT_FORMAT = "corpustok-export"
@@ -406,14 +406,6 @@ def _remove_tagged(prefix, tag):
                     pass
 
 
-def _parse(blob):
-    try:
-        value = json.loads(blob)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def _write_journal(prefix, tag, pairs, sizes):
     """The commit point: ``PREFIX.export.journal`` listing the renames ``pairs`` (temporary,
     target; the export manifest last) and the targets' ``sizes``, written whole and made
@@ -442,7 +434,7 @@ def _read_journal(prefix):
     path = prefix + JOURNAL_SUFFIX
     try:
         with open(path, "rb") as f:
-            journal = _parse(f.read())
+            journal = json_object(f.read())
     except FileNotFoundError:
         return None
     folder, base = os.path.split(prefix)
@@ -527,7 +519,7 @@ class _PrefixLock:
     def __enter__(self):
         fd = self._take()
         try:
-            self.recovered = _recover(self.prefix, _parse(os.pread(fd, 1 << 16, 0)))
+            self.recovered = _recover(self.prefix, json_object(os.pread(fd, 1 << 16, 0)))
             me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(),
                   "tag": self.tag}
             os.ftruncate(fd, 0)
@@ -545,7 +537,7 @@ class _PrefixLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = _parse(os.pread(fd, 1 << 16, 0)) or {}
+                holder = json_object(os.pread(fd, 1 << 16, 0)) or {}
                 os.close(fd)
                 started = time.strftime("%Y-%m-%d %H:%M:%S",
                                         time.localtime(holder.get("started", 0)))

@@ -260,17 +260,22 @@ def stage(path: str, write, run_id=None, tmp_dir=None) -> Staged:
     return Staged(fs, path, hashing.size, hashing.sha256.hexdigest(), tmp=tmp)
 
 
-def write_atomic(path: str, write, run_id=None, tmp_dir=None) -> Staged:
-    """Call ``write(f)`` with a binary file object so that ``path`` is either as before or
-    whole (:func:`stage`, then ``publish``); returns the published :class:`Staged` (its size
-    and sha256)."""
-    staged = stage(path, write, run_id, tmp_dir)
+def published(staged: Staged) -> Staged:
+    """``staged`` published (discarded if that fails), for a caller with nothing to do in
+    between."""
     try:
         staged.publish()
     except BaseException:
         staged.discard()
         raise
     return staged
+
+
+def write_atomic(path: str, write, run_id=None, tmp_dir=None) -> Staged:
+    """Call ``write(f)`` with a binary file object so that ``path`` is either as before or
+    whole (:func:`stage`, then published); returns the published :class:`Staged` (its size
+    and sha256)."""
+    return published(stage(path, write, run_id, tmp_dir))
 
 
 def sha256_of(path: str, block=1 << 20) -> str:

@@ -159,7 +159,8 @@ def _busy(out_dir, holder, choose="; wait for it to end or choose another --out"
         f"process exists, delete {files.join(out_dir, LOCK_FILE)})")
 
 
-def _parse(blob):
+def json_object(blob):
+    """The JSON object ``blob`` holds, or None (not JSON, not UTF-8, not an object)."""
     try:
         value = json.loads(blob)
     except (ValueError, UnicodeDecodeError):
@@ -183,7 +184,7 @@ class _LocalLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 with open(self.path, "rb") as f:
-                    holder = _parse(f.read()) or {}
+                    holder = json_object(f.read()) or {}
                 os.close(fd)
                 raise (_busy(out_dir, holder) if choose is None else
                        _busy(out_dir, holder, choose)) from None
@@ -194,7 +195,7 @@ class _LocalLock:
             if not same:  # the file was unlinked by a run that ended as we opened it
                 os.close(fd)
                 continue
-            previous = _parse(os.pread(fd, 1 << 16, 0))
+            previous = json_object(os.pread(fd, 1 << 16, 0))
             blob = json.dumps(me).encode()
             os.ftruncate(fd, 0)
             os.pwrite(fd, blob, 0)
@@ -223,7 +224,7 @@ class _RemoteLock:
     def acquire(self, out_dir, me):
         previous = None
         if files.exists(self.path):
-            previous = _parse(files.read_bytes(self.path)) or {}
+            previous = json_object(files.read_bytes(self.path)) or {}
             if _alive(previous):
                 raise _busy(out_dir, previous)
         files.write_atomic(self.path, lambda f: f.write(json.dumps(me).encode()),
@@ -231,12 +232,13 @@ class _RemoteLock:
         self.run_id = me["run_id"]
         self.held = self._ours()
         if not self.held:  # another run wrote its lock at the same moment and won
-            raise _busy(out_dir, _parse(files.read_bytes(self.path)) or {})
+            raise _busy(out_dir, json_object(files.read_bytes(self.path)) or {})
         return previous
 
     def _ours(self):
         try:
-            return (_parse(files.read_bytes(self.path)) or {}).get("run_id") == self.run_id
+            holder = json_object(files.read_bytes(self.path)) or {}
+            return holder.get("run_id") == self.run_id
         except OSError:
             return False
 
@@ -332,7 +334,7 @@ def read_entries(out_dir):
 def job_record(out_dir):
     """The folder's job record (``.corpustok/job.json``) as a dict, or None."""
     try:
-        job = _parse(files.read_bytes(files.join(out_dir, JOB_FILE)))
+        job = json_object(files.read_bytes(files.join(out_dir, JOB_FILE)))
     except OSError:
         return None
     return job if job and job.get("format") == JOB_FORMAT else None
@@ -341,7 +343,7 @@ def job_record(out_dir):
 def read_run_manifest(out_dir):
     """The folder's run manifest as a dict, or None (absent or not ours)."""
     try:
-        m = _parse(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
+        m = json_object(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
     except OSError:
         return None
     return m if m and m.get("format") == MANIFEST_FORMAT else None
@@ -501,7 +503,7 @@ class OutputClaim:
         path = files.join(self.out_dir, name)
         if not _present(self.out_dir, name):
             return None
-        doc = _parse(files.read_bytes(path))
+        doc = json_object(files.read_bytes(path))
         if not doc or doc.get("format") != fmt:
             raise OtherJob(f"{files.shown(path)} is not a corpustok file: this folder is not a "
                            "corpustok output folder; choose another --out")

@@ -75,13 +75,7 @@ def stage_tokens(path, table: pa.Table, run_id=None, tmp_dir=None) -> files.Stag
 
 def write_tokens(path, table: pa.Table, run_id=None) -> files.Staged:
     """A token shard written whole at ``path`` (:func:`stage_tokens`, then published)."""
-    staged = stage_tokens(path, table, run_id)
-    try:
-        staged.publish()
-    except BaseException:
-        staged.discard()
-        raise
-    return staged
+    return files.published(stage_tokens(path, table, run_id))
 
 
 def load_entry(out_dir, name, config_id, source_name=None):
