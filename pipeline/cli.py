@@ -10,11 +10,13 @@ Beam worker or an unexpected error: traceback on stderr); 4 the output cannot be
 a pipeline, so ``encode``/``decode``/``--help`` start fast. The parser is in ``cli_args``.
 """
 import gc
+import io
 import json
 import logging
 import os
 import signal
 import sys
+import threading
 import traceback
 from contextlib import contextmanager
 
@@ -57,10 +59,12 @@ def _say_casing(command, args, tok):
 def _choose_workers(command, args, shard_bytes):
     """``--workers`` as given (a warning above the cores), or one per core but no more than
     the shards the inputs give."""
-    from corpustok.pipeline.inputs import expand_inputs, parse_input
+    from corpustok.pipeline.inputs import STDIN, expand_inputs, parse_input
     if args.workers is None:
-        paths, _ = expand_inputs([parse_input(a)[0] for a in args.inputs])
-        return default_workers([files.size(p) for p in paths], shard_bytes, available_cores())
+        patterns = [parse_input(a)[0] for a in args.inputs]
+        paths, _ = expand_inputs([p for p in patterns if p != STDIN])
+        sizes = [files.size(p) for p in paths] + [shard_bytes] * patterns.count(STDIN)
+        return default_workers(sizes, shard_bytes, available_cores())
     _warn_workers(command, args.workers)
     return args.workers
 
@@ -78,7 +82,7 @@ def _cmd_tokenize(args, beam_args):
     from corpustok.pipeline.run import summary, tokenize
     shard_bytes = int(args.shard_mb * 1e6)
     workers = _choose_workers("tokenize", args, shard_bytes)
-    with _worker_log(workers, args.local_mode, args.verbose) as log:
+    with _beam_log(args.verbose), _worker_log(workers, args.local_mode, args.verbose) as log:
         result = tokenize(args.inputs, args.out, _tokenizer_spec(args),
                           id_column=None if args.no_id else args.id_column,
                           text_column=args.text_column, bos=args.bos, eos=args.eos,
@@ -89,7 +93,9 @@ def _cmd_tokenize(args, beam_args):
                           workers=workers, local_mode=args.local_mode,
                           progress=not args.no_progress, mode=args.mode,
                           worker_log=log, on_remove=_say_removed,
-                          on_tokenizer=lambda tok: _say_casing("tokenize", args, tok))
+                          on_tokenizer=lambda tok: _say_casing("tokenize", args, tok),
+                          max_reject_fraction=args.max_reject_fraction,
+                          stdin_format=args.stdin_format)
     print(summary(result))
     from corpustok.pipeline.outdir import RUN_MANIFEST
     print(f"  output     {files.shown(files.join(args.out, RUN_MANIFEST))}")
@@ -138,6 +144,75 @@ def _export(folder, fmt, prefix, seed=None, vocab_size=None):
 def _say_removed(path):
     print(f"corpustok tokenize: removed {files.shown(path)} (previous job, --overwrite)",
           file=sys.stderr, flush=True)
+
+
+BEAM_LOGGERS = ("apache_beam", "distributed")  # the runners' loggers: tracebacks of workers
+
+
+@contextmanager
+def _beam_log(verbose=False):
+    """Beam's and Dask's log records (a worker's failure is logged with its traceback, then
+    raised again, which the one-line messages explain) go to a temporary file unless
+    ``verbose``: kept and named when the job fails in a way those messages do not explain
+    (exit 3), removed otherwise."""
+    if verbose:
+        yield
+        return
+    path = cleanup.make("corpustok-beam-", ".log")
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s:%(name)s:%(message)s"))
+    loggers = [logging.getLogger(name) for name in BEAM_LOGGERS]
+    saved = [lg.propagate for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.propagate = False
+    stderr = sys.stderr
+    sys.stderr = _WorkerTracebacks(stderr, handler.stream)
+    keep = False
+    try:
+        yield
+    except Exception as e:
+        handler.flush()
+        keep = not _explained(e) and os.path.getsize(path) > 0
+        if keep:
+            print(f"corpustok: Beam's log of the failed job is in {path}", file=stderr)
+        raise
+    finally:
+        sys.stderr = stderr
+        for lg, propagate in zip(loggers, saved):
+            lg.removeHandler(handler)
+            lg.propagate = propagate
+        handler.close()
+        cleanup.release(path, keep)
+
+
+class _WorkerTracebacks(io.TextIOBase):
+    """stderr, but for the tracebacks Beam's worker threads print there themselves
+    (``sdk_worker`` prints a failed bundle's before raising it to the driver): those go to
+    ``log``, with the line break printed after them."""
+
+    def __init__(self, stream, log):
+        self._stream = stream
+        self._log = log
+        self._diverted = threading.local()
+
+    def write(self, text):
+        worker = threading.current_thread() is not threading.main_thread()
+        if worker and (text.startswith("Traceback (most recent call last)") or
+                       (text == "\n" and getattr(self._diverted, "last", False))):
+            self._diverted.last = text != "\n"
+            return self._log.write(text)
+        self._diverted.last = False
+        return self._stream.write(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def isatty(self):
+        return self._stream.isatty()
+
+    def fileno(self):
+        return self._stream.fileno()
 
 
 @contextmanager
@@ -195,21 +270,25 @@ def _on_interrupt(command, out_dir=None):
 def _cmd_train(args, beam_args):
     from corpustok.ube import alphabet
 
-    from corpustok.pipeline.tokenize import load_tokenizer
+    from corpustok.pipeline.tokenize import COMPILE_NOTICE_AFTER, load_tokenizer
     from corpustok.pipeline.train import train
     from corpustok.pipeline.read import DEFAULT_SHARD_BYTES
     workers = _choose_workers("train", args, DEFAULT_SHARD_BYTES)
-    with _worker_log(workers, args.local_mode, args.verbose) as log:
+    with _beam_log(args.verbose), _worker_log(workers, args.local_mode, args.verbose) as log:
         info = train(args.inputs, args.out, vocab_size=args.vocab_size,
                      substrate=args.substrate, text_column=args.text_column,
                      beam_args=_with_dask_address(args, beam_args), workers=workers,
                      local_mode=args.local_mode,
                      special_tokens=args.special_tokens,
-                     pretokenizer=args.pretokenizer, worker_log=log, txt_docs=args.txt_docs)
+                     pretokenizer=args.pretokenizer, worker_log=log, txt_docs=args.txt_docs,
+                     overwrite=args.overwrite, progress=not args.no_progress,
+                     stdin_format=args.stdin_format)
     tok = load_tokenizer(args.out)
     print(f"corpustok: trained a {args.substrate} BPE tokenizer with {tok.vocab_size:,} ids "
           f"on {info['documents']:,} documents ({info['bytes'] / 1e6:,.2f} MB, "
-          f"{info['chunks']:,} distinct chunks) in {info['seconds']:.1f} s -> {args.out}")
+          f"{info['chunks']:,} distinct chunks) in {info['seconds']:.1f} s" +
+          (f" ({info['compiling']:.1f} s of it compiling the kernels, first run only)"
+           if info["compiling"] > COMPILE_NOTICE_AFTER else "") + f" -> {args.out}")
     base = len(tok.special_tokens) + len(alphabet(args.substrate))
     if tok.vocab_size != args.vocab_size:
         print(f"  asked for {args.vocab_size:,} ids: " + (
@@ -300,7 +379,8 @@ def _cmd_verify(args):
 def _cmd_main(args):
     from corpustok.pipeline.main_job import run_main
     _warn_workers("main", args.workers)
-    with _worker_log(args.workers, args.local_mode, args.verbose) as log:
+    with _beam_log(args.verbose), \
+            _worker_log(args.workers, args.local_mode, args.verbose) as log:
         return run_main(args.out, vocab_size=args.vocab_size, workers=args.workers,
                         local_mode=args.local_mode, worker_log=log)
 
@@ -336,6 +416,10 @@ def main(argv=None, handle_signals=False):
             return _export(args.folder, args.format, args.out, args.seed, args.vocab_size)
         if args.command == "verify":
             return _cmd_verify(args)
+        if args.command == "stats":
+            from corpustok.pipeline.stats import folder_stats
+            print(folder_stats(args.folder))
+            return EXIT_OK
         if args.command == "report":
             from corpustok.pipeline.report import run_report
             return run_report(args)

@@ -5,6 +5,7 @@ Every option that takes one value may be given once: argparse would keep the las
 both. Options that collect (``--special-token``, ``report --tokenizer``) repeat freely.
 """
 import argparse
+import math
 import textwrap
 
 import corpustok
@@ -35,12 +36,17 @@ def _add_read_options(p, ids=True):
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="Parquet (.parquet), JSONL (.jsonl) or text (.txt) files or globs, "
                         "JSONL and text also .gz, .xz or .zst (quote globs; ** matches "
-                        f"folders); INPUT:{mapping} reads that input with its own columns "
-                        "or fields" + (" (no-id: it has no ids)" if ids else ""))
+                        "folders), folders (every such file below one, but .json), or - for "
+                        f"standard input (--stdin-format); INPUT:{mapping} reads that input "
+                        "with its own columns or fields" +
+                        (" (no-id: it has no ids)" if ids else ""))
     p.add_argument("--text-column", default="text",
                    help="column (Parquet) or field (JSONL) holding the text of inputs without "
                         "a mapping; string or binary (binary is read as UTF-8, invalid bytes "
                         "become U+FFFD and are counted) (default: %(default)s)")
+    p.add_argument("--stdin-format", choices=("jsonl", "txt"), default="jsonl",
+                   help="the format of the input - (standard input), read whole into a "
+                        "temporary file first (default: %(default)s)")
     p.add_argument("--txt-docs", choices=TXT_DOCS, default="line",
                    help="a document of a .txt input: each non-blank line, or each paragraph "
                         "(lines up to a blank line); text files have no ids (null, rows known "
@@ -113,13 +119,25 @@ def _fraction(text):
 
 
 def _positive(kind):
-    """argparse type: a number of ``kind`` above zero."""
+    """argparse type: a finite number of ``kind`` above zero."""
     def parse(text):
         value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
         return value
     parse.__name__ = kind.__name__
+    return parse
+
+
+def _megabytes(least, most):
+    """argparse type: a finite number of MB from ``least`` to ``most``."""
+    def parse(text):
+        value = float(text)
+        if not math.isfinite(value) or not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"must be a number of MB from {least:g} to "
+                                             f"{most:g}, got {text}")
+        return value
+    parse.__name__ = "float"
     return parse
 
 
@@ -153,7 +171,13 @@ def build_parser():
     tr.add_argument("--pretokenizer", default="gpt2", metavar="NAME",
                     help="split before merging: " + _PRETOKENIZERS + " (default: %(default)s)")
     tr.add_argument("--out", "-o", required=True, metavar="TOKENIZER_FILE",
-                    help="where to write the tokenizer (corpustok JSON)")
+                    help="where to write the tokenizer (corpustok JSON); an existing file is "
+                         "kept (exit 2) unless --overwrite")
+    tr.add_argument("--no-progress", action="store_true",
+                    help="no progress line on stderr")
+    tr.add_argument("--overwrite", action="store_true",
+                    help="replace an existing --out file (shard folders name the tokenizer "
+                         "they were made with by its sha256: replacing it orphans them)")
 
     tk = _sub(
         sub, "tokenize", help="tokenize a corpus into Parquet token shards",
@@ -171,12 +195,12 @@ def build_parser():
                     help="id (or token string) put before every document")
     tk.add_argument("--eos", metavar="ID|TOKEN",
                     help="id (or token string) put after every document")
-    tk.add_argument("--shard-mb", type=_positive(float), default=64,
+    tk.add_argument("--shard-mb", type=_megabytes(1e-6, 1e6), default=64,
                     help="target input text per shard in MB; a shard is a row range of one "
                          "input file (default: %(default)s)")
     tk.add_argument("--shard-rows", type=_positive(int), default=1 << 20,
                     help="most documents per shard (default: %(default)s)")
-    tk.add_argument("--max-doc-mb", type=_positive(float), default=8,
+    tk.add_argument("--max-doc-mb", type=_megabytes(1e-6, 1e6), default=8,
                     help="documents longer than this are tokenized by streaming in 1 MB "
                          "slices (same ids, bounded memory) (default: %(default)s)")
     tk.add_argument("--rejects", action="store_true",
@@ -249,6 +273,12 @@ def build_parser():
     vf.add_argument("--tokenizer", default=None,
                     help="with --inputs: the job's tokenizer file, to decode every shard "
                          "back to its documents (byte-level BPE only)")
+
+    st = _sub(sub, "stats", help="what a shard folder holds, from its run manifest",
+              description="Print a tokenize output folder's status, tokenizer, documents, "
+                          "tokens, text bytes and rejects, in total and per input, from its run "
+                          "manifest (no shard is read; `corpustok verify` checks the shards).")
+    st.add_argument("folder", metavar="SHARDS_DIR", help="output folder of a tokenize run")
 
     for name, what in (("encode", "text to ids"), ("decode", "ids to text")):
         ed = _sub(sub, name, help=f"{what} with a tokenizer file",

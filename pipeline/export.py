@@ -167,9 +167,10 @@ def _completed_manifest(folder):
              ": its shards carry no checksums to export them by; redo the run with "
              "`corpustok tokenize ... --overwrite`"))
     if manifest["status"] != "COMPLETED":
-        raise ExportRefused(f"{where}: status {manifest['status']} "
-                            f"({len(manifest.get('errors', []))} input(s) unreadable, named "
-                            "there): export a COMPLETED run only")
+        errors = len(manifest.get("errors", []))
+        why = f" ({errors} input(s) unreadable, named there)" if errors else ""
+        raise ExportRefused(f"{where}: status {manifest['status']}{why}: export a COMPLETED "
+                            "run only")
     return manifest
 
 

@@ -16,19 +16,73 @@ the configuration's hash. So a rerun with another mapping of a file replaces tha
 shards (``superseded`` in the run manifest) and keeps the others, and ``--append`` adds a
 mapped input to a job.
 """
+import hashlib
 import json
 import os
 import re
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from corpustok.pipeline import files
+from corpustok.pipeline.compression import strip_compression
 from corpustok.pipeline.read import READ_ERRORS, input_kind
 
 ID_PEEK_LINES = 1000  # JSONL lines looked at for the first id, which gives the file's id kind
 _ITEM = r"(?:id=[^,]+|text=[^,]+|no-id)"
 _MAPPED = re.compile(rf"(?P<pattern>.+?):(?P<mapping>{_ITEM}(?:,{_ITEM})*)", re.S)
+
+
+STDIN = "-"  # an input read from standard input
+STDIN_NAME = "<stdin>"  # its name in the shards' source column
+STDIN_FORMATS = {"jsonl": ".jsonl", "txt": ".txt"}
+
+
+def spool_stdin(args, fmt, stream):
+    """``(args, path)``: the input arguments with standard input (``-``, or ``-:text=COL``)
+    replaced by a local file holding what ``stream`` gives (a binary stream, read to its end)
+    in format ``fmt`` (:data:`STDIN_FORMATS`), and that file's path (None when no argument
+    reads standard input; the caller removes it). The file is named by its content's sha256
+    and dated 1970-01-01, so the same input piped again is the same input file, and a rerun
+    resumes."""
+    if not any(parse_input(a)[0] == STDIN for a in args):
+        return list(args), None
+    if fmt not in STDIN_FORMATS:
+        raise ValueError(f"--stdin-format must be one of {', '.join(STDIN_FORMATS)}, got {fmt!r}")
+    fd, tmp = tempfile.mkstemp(prefix="corpustok-stdin-", suffix=".part")
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+                f.write(block)
+        path = os.path.join(os.path.dirname(tmp), f"corpustok-stdin-{digest.hexdigest()[:16]}"
+                            f"{STDIN_FORMATS[fmt]}")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    os.utime(path, (0, 0))
+    out = []
+    for arg in args:
+        pattern, _ = parse_input(arg)
+        out.append(path + arg[len(pattern):] if pattern == STDIN else arg)
+    return out, path
+
+
+@contextmanager
+def stdin_spooled(args, fmt, stream):
+    """A context manager around :func:`spool_stdin`: the input arguments to use inside, the
+    spooled file removed when it ends."""
+    args, path = spool_stdin(args, fmt, stream)
+    try:
+        yield args, path
+    finally:
+        if path is not None and os.path.exists(path):
+            os.remove(path)
 
 
 def parse_input(arg: str):
@@ -56,11 +110,46 @@ class Inputs:
     name as the user gave it (``{shown file: name}``: the glob's match or the path as typed,
     normalized), what its shards' ``source`` column says."""
 
-    patterns: list
+    patterns: list  # a folder given as an input: the glob of everything below it
     paths: list
     duplicates: int
     columns: dict
     names: dict
+
+
+# What a folder given as an input holds that is read: every file of a known input type
+# below it (hidden ones and those in hidden folders aside), but ``.json`` files, which name
+# configuration and metadata more often than JSON Lines (name them, or a glob, to read them).
+FOLDER_SKIPS = (".json",)
+
+
+def folder_pattern(folder):
+    """The glob a folder given as an input stands for: everything below it."""
+    return files.join(folder.rstrip("/") or "/", "**", "*")
+
+
+def _matched(pattern):
+    """The files ``pattern`` names: a folder's input files (see :data:`FOLDER_SKIPS`), else
+    the path or glob's matches; ValueError when there are none."""
+    if files.is_dir(pattern):
+        found = [f for f in files.match(folder_pattern(pattern)) if _input_file(f)]
+        if not found:
+            raise ValueError(f"the folder {files.shown(pattern)!r} holds no input file "
+                             "(.parquet, .jsonl, .ndjson or .txt, the last three also .gz, .xz "
+                             "or .zst)")
+        return found
+    matched = files.match(pattern)
+    if not matched:
+        raise ValueError(f"no input file matches {files.shown(pattern)!r}")
+    return matched
+
+
+def _input_file(path):
+    try:
+        input_kind(path)
+    except ValueError:
+        return False
+    return not strip_compression(path).endswith(FOLDER_SKIPS)
 
 
 def _expand(patterns):
@@ -70,9 +159,7 @@ def _expand(patterns):
     given = {}
     matched_count = 0
     for pat in patterns:
-        matched = files.match(pat)
-        if not matched:
-            raise ValueError(f"no input file matches {files.shown(pat)!r}")
+        matched = _matched(pat)
         matched_count += len(matched)
         for f in matched:
             key = files.file_key(f)
@@ -113,7 +200,7 @@ def resolve_inputs(args, id_column="id", text_column="text") -> Inputs:
         if not mapping:
             continue
         cols = {"id": mapping.get("id", id_column), "text": mapping.get("text", text_column)}
-        for f in files.match(pattern):
+        for f in _matched(pattern):
             if input_kind(f) == "txt":
                 raise ValueError(f"input {files.shown(arg)!r}: {files.shown(f)} is a text file, "
                                  "which has no columns to map")
@@ -128,7 +215,8 @@ def resolve_inputs(args, id_column="id", text_column="text") -> Inputs:
         cols = chosen.get(files.file_key(p), (default,))[0]
         if cols != default:
             columns[files.shown(p)] = cols
-    return Inputs(patterns, paths, duplicates, columns, names)
+    searched = [folder_pattern(p) if files.is_dir(p) else p for p in patterns]
+    return Inputs(searched, paths, duplicates, columns, names)
 
 
 def mapping_of(path, columns=None):

@@ -22,8 +22,9 @@ def run_main(out_dir="out", vocab_size=2048, workers=None, say=print, worker_log
     sample = demo.sample_path()
     os.makedirs(out_dir, exist_ok=True)
     tok_file = os.path.join(out_dir, f"udhr-ube-bpe-{vocab_size}.json")
+    # The demo's own tokenizer file, trained anew each run (deterministically: the same bytes).
     info = train([sample], tok_file, vocab_size=vocab_size, substrate="ube", workers=workers,
-                 local_mode=local_mode, worker_log=worker_log)
+                 local_mode=local_mode, worker_log=worker_log, overwrite=True, progress=True)
     tok = corpustok.load(tok_file)
     say(f"corpustok main: trained a UBE BPE tokenizer ({tok.vocab_size:,} ids) on the embedded "
         f"UDHR sample ({info['documents']:,} documents, {info['bytes'] / 1e6:.2f} MB) in "

@@ -104,14 +104,15 @@ class Progress:
     draws a tqdm bar on a terminal or prints a plain line every 10 s to a log. ``local``: the
     workers run on this machine and can write the channel."""
 
-    def __init__(self, out_dir, paths, show=True, local=True, stream=None):
-        self._out = out_dir
+    def __init__(self, out_dir, paths, show=True, local=True, stream=None, label="tokenize"):
+        self._out = out_dir  # None: a job that writes no shards (train)
+        self._label = label
         self._paths = paths
         self._show_it = show
         self._stream = stream or sys.stderr
         self._tty = self._stream.isatty()
         self._interval = 0.25 if self._tty and not files.is_remote(out_dir) else 10.0
-        self._seen = entry_names(out_dir)
+        self._seen = set() if out_dir is None else entry_names(out_dir)
         self.shards = self.documents = self.tokens = 0
         self.read_bytes = self.written_bytes = 0
         self._pending = {}  # pid: bytes read since its last shard written
@@ -161,7 +162,7 @@ class Progress:
                 self._pending[pid] = self._pending.get(pid, 0) + int(n)
                 if self.first_read is None:
                     self.first_read = float(t)
-        if not self._show_it:
+        if not self._show_it or self._out is None:
             return
         for name in entry_names(self._out) - self._seen:
             try:
@@ -174,6 +175,8 @@ class Progress:
             self.tokens += e["tokens"]
 
     def _postfix(self):
+        if self._out is None:
+            return "counting chunks"
         return (f"{self.shards} shard{'s' * (self.shards != 1)}, {self.documents:,} docs, "
                 f"{self.tokens:,} tokens")
 
@@ -195,7 +198,7 @@ class Progress:
             remote = self._channel is None
             elapsed = f"{time.perf_counter() - self._t0:.0f} s"
             line = f"  {self._postfix()} | {elapsed}" if remote else \
-                f"  starting (Beam, workers, tokenizer) {elapsed}"
+                f"  starting (output folder, Beam, workers) {elapsed}"
             if self._tty:
                 keep = not final or remote
                 self._stream.write("\r\x1b[K" + (line if keep else "") +
@@ -210,7 +213,8 @@ class Progress:
                 sized = _sized(self._stream)  # a terminal may report no size (0 x 0)
                 # Rate and ETA: the average since the first byte read (start-up apart).
                 self._bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1000,
-                                 desc="  tokenize", file=self._stream, dynamic_ncols=sized,
+                                 desc=f"  {self._label}", file=self._stream,
+                                 dynamic_ncols=sized,
                                  ncols=None if sized else 100, nrows=None if sized else 20,
                                  mininterval=0, smoothing=0)
                 self._bar.start_t = self.first_read
@@ -222,7 +226,7 @@ class Progress:
                 self._bar.close()
         elif not final:
             self._stream.write(tqdm.format_meter(
-                done, total, time.time() - self.first_read, prefix="  tokenize", unit="B",
+                done, total, time.time() - self.first_read, prefix=f"  {self._label}", unit="B",
                 unit_scale=True, unit_divisor=1000, postfix=self._postfix(), ncols=100) + "\n")
         self._stream.flush()
 

@@ -5,26 +5,56 @@ written and kept, bytes) is read from the run manifest and the folder, never fro
 metrics, which some runners (Dask) do not report.
 """
 import json
+import os
 import re
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from corpustok.threads import check_threads
 
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
-from corpustok.pipeline.inputs import job_id_type, resolve_inputs
+from corpustok.pipeline.inputs import STDIN_NAME, job_id_type, resolve_inputs, spool_stdin
 from corpustok.pipeline.outdir import (LAYOUT, RUN_MANIFEST, OutputClaim, check_out_dir,
                                        entry_names, job_record, not_writable)
 from corpustok.pipeline.progress import Progress
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, input_kind
 from corpustok.pipeline.runners import beam_options, dask_cluster, runs_here, wait
-from corpustok.pipeline.shards import load_entry
-from corpustok.pipeline.tokenize import DEFAULT_MAX_DOC_BYTES, load_tokenizer
+from corpustok.pipeline.shards import load_entry, write_json
+from corpustok.pipeline.tokenize import (COMPILE_NOTICE_AFTER, DEFAULT_MAX_DOC_BYTES,
+                                        load_tokenizer, tokenizer_spec, warm_up)
 from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, available_cores, local_workers_env
 
 DEFAULT_MAX_REJECT_FRACTION = 0.5
+# The run manifest's status when more rows were rejected than the job allows: the shards are
+# written, but the run is not a job done (an input of another format than its name says).
+TOO_MANY_REJECTS = "COMPLETED_WITH_TOO_MANY_REJECTS"
+
+
+@dataclass
+class RunTimes:
+    """Where a run's wall time went: ``total``, of which ``preparing`` (inputs matched, the
+    tokenizer loaded, the configuration found), ``compiling`` (the kernels' warm-up: their
+    first compilation on this machine, else a fraction of a second), ``startup`` (from then
+    to the first input byte read: the output folder claimed, Beam and its workers started;
+    None when unknown, as on a remote runner) and the work after it; ``stored_bytes``: the
+    input bytes read as stored (compressed files count compressed bytes), what the progress
+    line counts."""
+
+    total: float
+    preparing: float
+    compiling: float
+    startup: Optional[float]
+    stored_bytes: int
+
+    @property
+    def work(self):
+        """Seconds from the first input byte read to the end, or None when unknown."""
+        if self.startup is None:
+            return None
+        return max(self.total - self.preparing - self.compiling - self.startup, 1e-3)
 
 
 class JobFailed(RuntimeError):
@@ -47,6 +77,7 @@ class RunResult:
     removed: list = field(default_factory=list)
     startup: Optional[float] = None
     kept: frozenset = frozenset()
+    times: Optional["RunTimes"] = None
 
     @property
     def written(self):
@@ -60,9 +91,13 @@ class RunResult:
     @property
     def reject_fraction(self):
         """Rejected rows over all rows read."""
-        t = self.manifest["totals"]
-        rejected = sum(t["rejects"].values())
-        return rejected / max(1, rejected + t["documents"])
+        return _rejected_fraction(self.manifest)
+
+
+def _rejected_fraction(manifest):
+    t = manifest["totals"]
+    rejected = sum(t["rejects"].values())
+    return rejected / max(1, rejected + t["documents"])
 
 
 def tokenizer_identity(spec):
@@ -89,12 +124,14 @@ def tokenizer_name(spec, sha256):
         return known["name"]
     path = getattr(spec, "path", spec)
     if not isinstance(path, str):
-        return type(spec).__name__
+        return getattr(spec, "cls", type(spec)).__name__
     return files.shown(path.rstrip("/").rsplit("/", 1)[-1])
 
 
 def resolve_marker(tok, value, name):
-    """A BOS/EOS id from an int, a decimal string or a token string of ``tok`` (or None)."""
+    """A BOS/EOS id from an int, a decimal string or a special token of ``tok`` (or None).
+    A token string must be one of the tokenizer's special tokens: an ordinary token (``the``)
+    would be taken for text; its id, given as a number, is used as asked."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -102,6 +139,13 @@ def resolve_marker(tok, value, name):
         if i is None:
             raise ValueError(f"--{name} {value!r} is not a token of this tokenizer; give an "
                              "id or a token string from its vocabulary")
+        specials = list(getattr(tok, "special_tokens", ()) or ())
+        if not value.lstrip("-").isdigit() and value not in specials:
+            shown = ", ".join(repr(t) for t in specials[:6]) or "none"
+            raise ValueError(f"--{name} {value!r} is an ordinary token of the vocabulary (id "
+                             f"{i}), not a special token (this tokenizer's: {shown}): a "
+                             f"document would end or begin with text; give its id (--{name} "
+                             f"{i}) to use it anyway")
         value = i
     if not 0 <= value < tok.vocab_size:
         raise ValueError(f"--{name} {value} is outside the tokenizer's ids "
@@ -138,11 +182,13 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
              max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, txt_docs="line",
              beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE, threads=1,
              progress=False, mode=None, worker_log=None, on_remove=None,
-             on_tokenizer=None) -> RunResult:
-    """Tokenize ``inputs`` (files or globs, each optionally with its columns:
-    ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return the
-    result. ``txt_docs``: a document per line (``"line"``) or per paragraph
-    (``"paragraph"``) of ``.txt`` inputs.
+             on_tokenizer=None, max_reject_fraction=DEFAULT_MAX_REJECT_FRACTION,
+             stdin_format="jsonl", stdin=None) -> RunResult:
+    """Tokenize ``inputs`` (a file or glob, or a list of them, each optionally with its
+    columns: ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return
+    the result. ``tokenizer``: a tokenizer file or folder (what ``--tokenizer`` takes), a
+    corpustok tokenizer object, or a factory returning one. ``txt_docs``: a document per line
+    (``"line"``) or per paragraph (``"paragraph"``) of ``.txt`` inputs.
 
     ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
     earlier run of the same job (inputs, tokenizer, options) are kept, not redone; a folder
@@ -154,45 +200,104 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     output to (default: the caller's stderr); ``on_remove(path)`` is called for each file of a
     previous job that ``overwrite`` deletes, as it goes; ``on_tokenizer(tok)`` once the
     tokenizer is loaded, before the job starts. ``workers``: local workers, as threads or
-    processes (``local_mode``); ``threads``: kernel threads of each batch call.
+    processes (``local_mode``); ``threads``: kernel threads of each batch call. More rejected
+    rows than ``max_reject_fraction`` of those read make the run manifest's status
+    :data:`TOO_MANY_REJECTS`, not COMPLETED (exports and readers refuse it). An input ``-``
+    reads ``stdin`` (default: the process's standard input), in format ``stdin_format``
+    (``jsonl`` or ``txt``), spooled to a temporary file named by its content.
     """
+    begin = time.perf_counter()
+    inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    inputs, spooled = spool_stdin([os.fspath(i) for i in inputs], stdin_format,
+                                  stdin or sys.stdin.buffer)
+    options = RunOptions(id_column=id_column, text_column=text_column, bos=bos, eos=eos,
+                         shard_bytes=shard_bytes, shard_rows=shard_rows,
+                         max_doc_bytes=max_doc_bytes, write_rejects=write_rejects,
+                         txt_docs=txt_docs, beam_args=tuple(beam_args), workers=workers,
+                         local_mode=local_mode, threads=threads, progress=progress, mode=mode,
+                         worker_log=worker_log, on_remove=on_remove, on_tokenizer=on_tokenizer,
+                         max_reject_fraction=max_reject_fraction)
+    try:
+        return _tokenize(inputs, os.fspath(out_dir), tokenizer_spec(tokenizer), spooled, begin,
+                         options)
+    finally:
+        if spooled is not None:
+            os.remove(spooled)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What :func:`tokenize` takes besides its inputs, output folder and tokenizer (see
+    there)."""
+
+    id_column: Optional[str]
+    text_column: str
+    bos: object
+    eos: object
+    shard_bytes: int
+    shard_rows: int
+    max_doc_bytes: int
+    write_rejects: bool
+    txt_docs: str
+    beam_args: tuple
+    workers: Optional[int]
+    local_mode: str
+    threads: int
+    progress: bool
+    mode: Optional[str]
+    worker_log: Optional[str]
+    on_remove: Optional[Callable]
+    on_tokenizer: Optional[Callable]
+    max_reject_fraction: float
+
+
+def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
+    """:func:`tokenize` once its arguments are normalized (standard input spooled to the
+    file ``spooled``, named :data:`~inputs.STDIN_NAME`); ``begin``: when it started."""
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
 
     from corpustok.pipeline.transforms import NAMESPACE, tokenize_to_shards
 
-    check_threads(threads)  # here, not as a worker's failure
-    options, runner = beam_options(beam_args, workers, local_mode)
+    check_threads(o.threads)  # here, not as a worker's failure
+    options, runner = beam_options(o.beam_args, o.workers, o.local_mode)
     files.use_options(options)  # remote paths are read below, before the pipeline exists
-    resolved = resolve_inputs(inputs, id_column, text_column)
+    resolved = resolve_inputs(inputs, o.id_column, o.text_column)
+    if spooled is not None:
+        resolved.names[files.shown(files.canonical(spooled))] = STDIN_NAME
     paths, duplicates = resolved.paths, resolved.duplicates
     check_out_dir(out_dir, resolved.patterns, paths)
-    job_paths, columns, txt_docs, names = _job_inputs(out_dir, mode, resolved, txt_docs)
+    job_paths, columns, txt_docs, names = _job_inputs(out_dir, o.mode, resolved, o.txt_docs)
     tok_sha, tok = tokenizer_identity(tokenizer)
-    if on_tokenizer is not None:
-        on_tokenizer(tok)
-    bos = resolve_marker(tok, bos, "bos")
-    eos = resolve_marker(tok, eos, "eos")
+    if o.on_tokenizer is not None:
+        o.on_tokenizer(tok)
+    bos = resolve_marker(tok, o.bos, "bos")
+    eos = resolve_marker(tok, o.eos, "eos")
     # Everything that changes what a shard holds or which shards exist: a rerun with other
     # values redoes the shards (and the stale ones are removed when the run completes).
-    config = TokenizeConfig(tok_sha, bos, eos, id_column, text_column, shard_bytes, shard_rows,
-                            bool(write_rejects), job_id_type(job_paths, id_column, columns),
-                            columns, txt_docs, vocab_size=int(tok.vocab_size),
+    config = TokenizeConfig(tok_sha, bos, eos, o.id_column, o.text_column, o.shard_bytes,
+                            o.shard_rows, bool(o.write_rejects),
+                            job_id_type(job_paths, o.id_column, columns), columns, txt_docs,
+                            vocab_size=int(tok.vocab_size),
                             tokenizer_name=tokenizer_name(tokenizer, tok_sha), sources=names,
                             layout=LAYOUT)
+    compiling = warm_up(tok, o.threads, _compile_notice if o.progress else None) \
+        if runs_here(options, runner) else 0.0
+    if o.progress and compiling > COMPILE_NOTICE_AFTER:
+        _say(f"compiled in {compiling:.1f} s (cached for later runs)")
     t0 = time.perf_counter()
     wall0 = time.time()  # the workers stamp their first read with the wall clock
-    with OutputClaim(out_dir, config.to_dict(), config.id, paths, mode, on_remove) as claim:
+    with OutputClaim(out_dir, config.to_dict(), config.id, paths, o.mode, o.on_remove) as claim:
         before = _complete_shards(out_dir, config.id)
         try:
-            with local_workers_env(worker_log), \
-                    Progress(out_dir, paths, show=progress,
+            with local_workers_env(o.worker_log), \
+                    Progress(out_dir, paths, show=o.progress,
                              local=runs_here(options, runner)) as prog, \
-                    dask_cluster(options, runner, workers):  # its workers see the two above
+                    dask_cluster(options, runner, o.workers):  # its workers see the two above
                 p = beam.Pipeline(runner=runner, options=options)  # after: Dask's address
                 tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
-                                   max_doc_bytes=max_doc_bytes, run_id=claim.run_id,
-                                   threads=threads)
+                                   max_doc_bytes=o.max_doc_bytes, run_id=claim.run_id,
+                                   threads=o.threads)
                 result = p.run()
                 wait(result)
         except Exception as e:
@@ -202,8 +307,13 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
             # The arguments were checked above: what fails now is the job (exit 3), whatever
             # the type (Beam re-raises a worker's error with that error's type).
             raise JobFailed(f"the tokenize job failed: {type(e).__name__}: {e}") from e
-        seconds = time.perf_counter() - t0
         manifest = json.loads(files.read_bytes(files.join(out_dir, RUN_MANIFEST)))
+        if manifest["status"] == "COMPLETED" and \
+                _rejected_fraction(manifest) > o.max_reject_fraction:
+            # Not a job done: exports and PackedSequences take COMPLETED folders only.
+            manifest["status"] = TOO_MANY_REJECTS
+            write_json(files.join(out_dir, RUN_MANIFEST), manifest, claim.run_id)
+        seconds = time.perf_counter() - begin
     counters = {}
     try:
         query = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))
@@ -213,7 +323,19 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
         pass  # some runners report no metrics
     startup = None if prog.first_read is None else max(0.0, prog.first_read - wall0)
     kept = frozenset(e["shard"] for e in manifest["shards"]) & before
-    return RunResult(manifest, counters, seconds, duplicates, claim.removed, startup, kept)
+    times = RunTimes(total=seconds, preparing=t0 - begin - compiling, compiling=compiling,
+                     startup=startup, stored_bytes=prog.read_bytes)
+    return RunResult(manifest, counters, seconds, duplicates, claim.removed, startup, kept,
+                     times)
+
+
+def _say(line):
+    print(f"corpustok tokenize: {line}", file=sys.stderr, flush=True)
+
+
+def _compile_notice(after):
+    _say("compiling the kernels for this tokenizer (the first run of its family on this "
+         "machine; Numba caches them for later runs) ...")
 
 
 def _complete_shards(out_dir, config_id):
@@ -262,13 +384,25 @@ def summary(result: RunResult) -> str:
 
 
 def _time_line(result, nbytes):
-    """Wall time with the start-up apart: the throughput is that of the work after it."""
-    if result.startup is None or not nbytes:
-        return f"  time       {result.seconds:.1f} s, Beam start-up included"
-    work = max(result.seconds - result.startup, 1e-3)
-    return (f"  time       {result.seconds:.1f} s: {result.startup:.1f} s start-up (Beam, "
-            f"workers, tokenizer), then {nbytes / 1e6:,.2f} MB in {work:.1f} s "
-            f"({nbytes / 1e6 / work:,.1f} MB/s)")
+    """Wall time, all of it, and where it went: the throughput is that of the work after the
+    start-up (compiling the kernels never counts as throughput), in text bytes (what the
+    documents hold, as ``n_bytes`` counts them) and tokens; the progress line's rate is of
+    input bytes as stored, given here too when they differ."""
+    t = result.times
+    if t is None or t.work is None or not nbytes:
+        total = result.seconds if t is None else t.total
+        return f"  time       {total:.1f} s, Beam start-up included"
+    tokens = sum(e["tokens"] for e in result.written)
+    parts = [f"{t.preparing:.1f} s preparing (inputs, tokenizer)"]
+    if t.compiling > COMPILE_NOTICE_AFTER:
+        parts.append(f"{t.compiling:.1f} s compiling the kernels (first run only)")
+    parts.append(f"{t.startup:.1f} s start-up (output folder, Beam, workers)")
+    stored = ""
+    if t.stored_bytes and abs(t.stored_bytes - nbytes) > 0.01 * nbytes:
+        stored = f"; {t.stored_bytes / 1e6 / t.work:,.1f} MB/s of input as stored"
+    return (f"  time       {t.total:.1f} s: {', '.join(parts)}, then {nbytes / 1e6:,.2f} "
+            f"MB of text in {t.work:.1f} s ({nbytes / 1e6 / t.work:,.1f} MB/s, "
+            f"{tokens / t.work:,.0f} tokens/s{stored})")
 
 
 HINT_MIN_BYTES = 8_000_000  # below this, another worker's start-up costs more than it saves

@@ -7,7 +7,9 @@ instead of the batch call, so one 100 MB document cannot blow up the batch's buf
 stream gives the same ids as a whole-text encode by the tokenizer protocol.
 """
 import hashlib
+import os
 import threading
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -60,6 +62,41 @@ class TokenizerFiles:
                 return corpustok.load(path, **opts)
             with files.local_copy(self.merges) as merges:
                 return corpustok.load(path, merges=merges, **opts)
+
+
+@dataclass(frozen=True)
+class TokenizerObject:
+    """A tokenizer given as an object (the Python API): a picklable factory that rebuilds it
+    from its ``to_dict()`` in each worker, so a job's identity is the hash of that dict."""
+
+    cls: type
+    doc: dict
+
+    @classmethod
+    def of(cls, tok):
+        return cls(type(tok), tok.to_dict())
+
+    def __call__(self):
+        return self.cls.from_dict(self.doc)
+
+    def __hash__(self):
+        return id(self)
+
+
+def tokenizer_spec(tokenizer):
+    """What the pipeline loads for ``tokenizer`` as the Python API takes it: a path (a file
+    as is; a folder through :class:`TokenizerFiles`), a factory, or a tokenizer object (one
+    with ``to_dict``/``from_dict``: through :class:`TokenizerObject`)."""
+    if isinstance(tokenizer, os.PathLike):
+        tokenizer = os.fspath(tokenizer)
+    if isinstance(tokenizer, str):
+        return TokenizerFiles(tokenizer) if files.is_dir(tokenizer) else tokenizer
+    if hasattr(tokenizer, "to_dict") and hasattr(type(tokenizer), "from_dict"):
+        return TokenizerObject.of(tokenizer)
+    if callable(tokenizer):
+        return tokenizer
+    raise TypeError(f"tokenizer: a tokenizer file or folder, a corpustok tokenizer object or "
+                    f"a factory returning one, got {type(tokenizer).__name__}")
 
 
 def load_tokenizer(spec):
@@ -168,6 +205,34 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, 
             out[new_offsets[d]:new_offsets[d + 1]] = p
         ids, offsets = out, new_offsets
     return ids, offsets, replaced, nbytes, batch
+
+
+WARM_UP_TEXTS = ["Kernels compile on first use: 1 2 3, ÅÄÖ éè, Ελληνικά, кириллица, 漢字かな, "
+                 "한국어, हिन्दी, ไทย, 😀👍🏽 \t\n  end", "a second, longer document to stream " * 4]
+COMPILE_NOTICE_AFTER = 3.0  # seconds of warm-up after which it is compiling (a cached load: ~1 s)
+
+
+def warm_up(tok, threads=1, notice=None):
+    """Run ``tok`` once on two small documents through the job's own path (a batch call,
+    and a bounded stream for a document past the long-document limit), so that the kernels
+    it uses compile here, once, before the job starts: in this process for its threads, and
+    into Numba's cache for worker processes. Returns the seconds it took. ``notice(seconds)``
+    is called once the warm-up has taken :data:`COMPILE_NOTICE_AFTER` (the kernels are
+    compiling: the first run of this tokenizer family on this machine), from another
+    thread."""
+    done = threading.Event()
+    if notice is not None:
+        watcher = threading.Thread(
+            target=lambda: done.wait(COMPILE_NOTICE_AFTER) or notice(COMPILE_NOTICE_AFTER),
+            daemon=True)
+        watcher.start()
+    t0 = time.perf_counter()
+    try:
+        encode_documents(tok, pa.array(WARM_UP_TEXTS, pa.string()),
+                         max_doc_bytes=len(WARM_UP_TEXTS[0].encode()), threads=threads)
+    finally:
+        done.set()
+    return time.perf_counter() - t0
 
 
 def input_checksum(ids: pa.Array, texts) -> str:

@@ -11,7 +11,9 @@ and recomputes a side input's producers).
 """
 import json
 import os
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -21,9 +23,12 @@ import pyarrow.compute as pc
 
 from corpustok.bpe_train import ChunkCounts
 
-from corpustok.pipeline import files
+from corpustok.pipeline import files, progress
 from corpustok.pipeline.count import ChunkCountFn
-from corpustok.pipeline.inputs import resolve_inputs
+from corpustok.pipeline.progress import Progress
+from corpustok.pipeline.runners import runs_here
+from corpustok.pipeline.tokenize import COMPILE_NOTICE_AFTER, WARM_UP_TEXTS
+from corpustok.pipeline.inputs import resolve_inputs, stdin_spooled
 from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS
 from corpustok.pipeline.shards import write_json
 from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, local_workers_env
@@ -96,6 +101,9 @@ def _learn_and_save(part, planned, out, vocab_size, substrate, specials, info_pa
     from corpustok.bpe_train import train_from_counts
     counts = part.counts
     errors = list(planned) + part.errors
+    if part.documents and progress.active():  # a local run: the driver's stderr
+        print(f"\ncorpustok train: learning the merges from {len(counts):,} distinct chunks "
+              f"of {part.documents:,} documents ...", file=sys.stderr, flush=True)
     if part.documents:
         vocab, merges = train_from_counts(counts, vocab_size, substrate=substrate,
                                           special_tokens=specials)
@@ -111,10 +119,40 @@ def _learn_and_save(part, planned, out, vocab_size, substrate, specials, info_pa
                 "errors": sorted(f"{e.source}: {e.error}" for e in errors)})
 
 
+def warm_up_training(pretokenizer, substrate, specials, notice=None):
+    """Count and learn on two small documents as the job will (``ChunkCounts``, then
+    ``train_from_counts``, then a tokenizer built from the result), so that the training
+    kernels compile here, once, before the job; returns the seconds it took.
+    ``notice(seconds)``: as ``tokenize.warm_up``'s."""
+    import pyarrow as pa
+
+    from corpustok import BytePairTokenizer
+    from corpustok.bpe_train import train_from_counts
+    from corpustok.ube import alphabet
+
+    done = threading.Event()
+    if notice is not None:
+        threading.Thread(target=lambda: done.wait(COMPILE_NOTICE_AFTER) or
+                         notice(COMPILE_NOTICE_AFTER), daemon=True).start()
+    t0 = time.perf_counter()
+    try:
+        counts = ChunkCounts(pretokenizer)
+        counts.add(pa.array(WARM_UP_TEXTS, pa.string()))
+        size = len(alphabet(substrate)) + len(specials) + 8
+        vocab, merges = train_from_counts(counts, size, substrate=substrate,
+                                          special_tokens=specials)
+        BytePairTokenizer(vocab, merges, substrate=substrate, special_tokens=specials,
+                          pretokenizer=counts.pretokenizer).encode(WARM_UP_TEXTS[0])
+    finally:
+        done.set()
+    return time.perf_counter() - t0
+
+
 def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
           workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=(),
           pretokenizer="gpt2", worker_log=None, txt_docs="line",
-          local_mode=DEFAULT_LOCAL_MODE):
+          local_mode=DEFAULT_LOCAL_MODE, overwrite=False, progress=False,
+          stdin_format="jsonl", stdin=None):
     """Train a BPE tokenizer on ``inputs`` (files or globs, each optionally with its text
     column: ``INPUT:text=COL``, see ``inputs``) and save it to ``out``; ``txt_docs``: what a
     document of a ``.txt`` input is (``"line"`` or ``"paragraph"``).
@@ -122,11 +160,15 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
     ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
     the text; ``pretokenizer`` is the split (a name of :mod:`corpustok.pretokenize` or a
     pattern the split kernel runs). Returns ``info``: documents, bytes, unique chunks, seconds,
-    and the errors of unreadable inputs (the rest is still used). Raises ValueError for bad arguments, an output
-    folder that does not exist, or inputs of which no document could be read (then no
-    tokenizer is written). ``worker_log``: a file for the local worker processes' output
-    (default: the caller's stderr); ``workers``: local workers, threads or processes
-    (``local_mode``).
+    and the errors of unreadable inputs (the rest is still used). Raises ValueError for bad
+    arguments, an output folder that does not exist, or inputs of which no document could be
+    read (then no tokenizer is written). ``worker_log``: a file for the local worker
+    processes' output (default: the caller's stderr); ``workers``: local workers, threads or
+    processes (``local_mode``); ``overwrite``: replace an existing ``out`` (else ValueError);
+    ``progress``: say on stderr when the kernels compile (the first run on this machine),
+    draw the bytes read while chunks are counted, and say when the merges are learned. The
+    returned ``seconds`` is the whole run's, ``compiling`` the kernels' first compilation. An
+    input ``-`` reads ``stdin`` (default: standard input) in format ``stdin_format``.
     """
     from corpustok.pretokenize import resolve
     from corpustok.ube import substrate_code
@@ -144,38 +186,63 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
     options, runner = beam_options(beam_args, workers, local_mode)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
-    resolved = resolve_inputs(inputs, None, text_column)  # each file once
-    paths, columns = resolved.paths, resolved.columns
-    mapped_ids = sorted(p for p, c in columns.items() if c["id"] is not None)
-    if mapped_ids:
-        raise ValueError(f"train reads texts only: {mapped_ids[0]} maps an id column; give "
-                         "its text column alone (INPUT:text=COL)")
-    # Beside the output, so that workers of a remote runner can write it too.
-    info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
-    t0 = time.perf_counter()
-    try:
-        args = (None, text_column, shard_bytes, DEFAULT_SHARD_ROWS, columns)  # no ids
-        units, planned = plan_inputs(paths, *args)
-        count = _CountUnit(ReadUnit(*args, None, None, "string", txt_docs), pretokenizer)
-        with local_workers_env(worker_log), dask_cluster(options, runner, workers):
-            p = beam.Pipeline(runner=runner, options=options)
-            parts = (p
-                     | "Units" >> beam.Create(units)
-                     | "CountUnits" >> beam.ParDo(count))
-            start = p | "Start" >> beam.Create([None])  # a part even when there is no unit
-            ((parts, start)
-             | "Parts" >> beam.Flatten()
-             | "MergeParts" >> beam.CombineGlobally(_MergeParts(pretokenizer))
-             .without_defaults()
-             | "LearnMerges" >> beam.Map(_learn_and_save, planned, out, vocab_size, substrate,
-                                         specials, info_path))
-            wait(p.run())
-        info = json.loads(files.read_bytes(info_path))
-    finally:
-        if files.exists(info_path):
-            files.remove([info_path])
-    if not info["documents"]:
-        raise ValueError("no document with text could be read from the inputs, so no tokenizer "
-                         "was written" + "".join(f"\n  {e}" for e in info["errors"]))
-    info["seconds"] = time.perf_counter() - t0
-    return info
+    with stdin_spooled(list(inputs), stdin_format, stdin or sys.stdin.buffer) as \
+            (inputs, _):
+        resolved = resolve_inputs(inputs, None, text_column)  # each file once
+        paths, columns = resolved.paths, resolved.columns
+        mapped_ids = sorted(p for p, c in columns.items() if c["id"] is not None)
+        if mapped_ids:
+            raise ValueError(f"train reads texts only: {mapped_ids[0]} maps an id column; "
+                             "give its text column alone (INPUT:text=COL)")
+        if files.exists(out) and not overwrite:
+            raise ValueError(f"--out {files.shown(out)} exists; corpustok does not replace a "
+                             "file unless told to (--overwrite; shard folders made with that "
+                             "tokenizer name it by its sha256) or choose another --out")
+        # Beside the output, so that workers of a remote runner can write it too.
+        info_path = f"{out}.info-{uuid.uuid4().hex[:12]}.json"
+        t0 = time.perf_counter()
+        compiling = warm_up_training(pretokenizer, substrate, specials,
+                                     _compile_notice if progress else None) \
+            if runs_here(options, runner) else 0.0
+        if progress and compiling > COMPILE_NOTICE_AFTER:
+            _say(f"compiled in {compiling:.1f} s (cached for later runs)")
+        try:
+            args = (None, text_column, shard_bytes, DEFAULT_SHARD_ROWS, columns)  # no ids
+            units, planned = plan_inputs(paths, *args)
+            count = _CountUnit(ReadUnit(*args, None, None, "string", txt_docs), pretokenizer)
+            with local_workers_env(worker_log), \
+                    Progress(None, paths, show=progress, local=runs_here(options, runner),
+                             label="train"), \
+                    dask_cluster(options, runner, workers):
+                p = beam.Pipeline(runner=runner, options=options)
+                parts = (p
+                         | "Units" >> beam.Create(units)
+                         | "CountUnits" >> beam.ParDo(count))
+                start = p | "Start" >> beam.Create([None])  # a part even with no unit
+                ((parts, start)
+                 | "Parts" >> beam.Flatten()
+                 | "MergeParts" >> beam.CombineGlobally(_MergeParts(pretokenizer))
+                 .without_defaults()
+                 | "LearnMerges" >> beam.Map(_learn_and_save, planned, out, vocab_size,
+                                             substrate, specials, info_path))
+                wait(p.run())
+            info = json.loads(files.read_bytes(info_path))
+        finally:
+            if files.exists(info_path):
+                files.remove([info_path])
+        if not info["documents"]:
+            raise ValueError("no document with text could be read from the inputs, so no "
+                             "tokenizer was written" +
+                             "".join(f"\n  {e}" for e in info["errors"]))
+        info["seconds"] = time.perf_counter() - t0
+        info["compiling"] = compiling
+        return info
+
+
+def _say(line):
+    print(f"corpustok train: {line}", file=sys.stderr, flush=True)
+
+
+def _compile_notice(after):
+    _say("compiling the training kernels (the first run on this machine; Numba caches them "
+         "for later runs) ...")

@@ -35,7 +35,7 @@ def _subparsers():
 def test_help_explains_every_option(capsys):
     subs = _subparsers()
     assert set(subs) == {"train", "tokenize", "encode", "decode", "export-tokenizer", "export",
-                         "main", "report", "verify"}
+                         "main", "report", "verify", "stats"}
     for name, sub in subs.items():
         assert sub.description, name
         for action in sub._actions:
@@ -67,12 +67,14 @@ def test_bad_arguments_exit_2_with_a_clear_message(tmp_path, capsys):
     assert main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
                  "--rejetcs"]) == 2  # a typo is not handed to Beam to be dropped
     assert "unknown option(s) --rejetcs" in capsys.readouterr().err
-    for option in ("--shard-mb", "--shard-rows", "--workers"):
+    for option, says in (("--shard-mb", "must be a number of MB from 1e-06 to 1e+06, got 0"),
+                         ("--shard-rows", "must be a number above 0, got 0"),
+                         ("--workers", "must be a number above 0, got 0")):
         with pytest.raises(SystemExit) as exit_:
             main(["tokenize", SAMPLE, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
                   option, "0"])
         assert exit_.value.code == 2
-        assert "must be above 0" in capsys.readouterr().err
+        assert says in capsys.readouterr().err
 
 
 def test_tokenize_wordpiece_end_to_end_matches_hf(tmp_path, capsys):

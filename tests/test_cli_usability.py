@@ -75,7 +75,8 @@ def test_progress_line_in_a_terminal_shows_bytes_of_total_rate_and_shards(tmp_pa
     size = os.path.getsize(src)
     code, out = _in_pty([sys.executable, "-m", "corpustok.pipeline.cli", "tokenize", src,
                          "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o"),
-                         "--workers", "2"])  # worker processes, whose start-up is quiet
+                         "--workers", "2", "--local-mode", "processes"])  # a start-up of
+    # seconds (worker processes), in which the line says what it waits for
     assert code == 0, out
     frames = [f for f in re.split(r"[\r\n]+", out) if "tokenize:" in f]
     assert frames, out
@@ -86,9 +87,10 @@ def test_progress_line_in_a_terminal_shows_bytes_of_total_rate_and_shards(tmp_pa
     assert re.search(r"[\d.]+[kMG]?B/s", last), last  # rate
     assert "1 shard, 2,000 docs" in last, last
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", out), out  # elapsed < ETA
-    assert "starting (Beam, workers, tokenizer)" in out or frames[0]
-    assert re.search(r"time +[\d.]+ s: [\d.]+ s start-up \(Beam, workers, tokenizer\), then "
-                     r"[\d.]+ MB in [\d.]+ s \([\d.]+ MB/s\)", out), out
+    assert "starting (output folder, Beam, workers)" in out, out
+    assert re.search(r"time +[\d.]+ s: [\d.]+ s preparing \(inputs, tokenizer\), [\d.]+ s "
+                     r"start-up \(output folder, Beam, workers\), then [\d.]+ MB of text in "
+                     r"[\d.]+ s \([\d.]+ MB/s, [\d,]+ tokens/s", out), out
     for noise in ("apitools", "Logging handler", "semi_persistent"):
         assert noise not in out
 
@@ -202,12 +204,21 @@ def test_parquet_rows_report_their_share_of_the_file(tmp_path, monkeypatch):
     assert abs(p.read_bytes - os.path.getsize(path)) <= len(shards) + 3  # int rounding only
 
 
-def test_startup_is_reported_apart_from_throughput():
-    r = run.RunResult({"totals": {}}, {"bytes": 3_000_000}, seconds=10.0, startup=8.5)
-    assert run._time_line(r, 3_000_000) == ("  time       10.0 s: 8.5 s start-up (Beam, "
-                                            "workers, tokenizer), then 3.00 MB in 1.5 s "
-                                            "(2.0 MB/s)")
-    r.startup = None  # a remote runner: no channel, no start-up known
+def test_startup_and_compiling_are_reported_apart_from_throughput():
+    manifest = {"totals": {}, "shards": [{"shard": "s", "tokens": 600_000}]}
+    times = run.RunTimes(total=70.0, preparing=0.5, compiling=60.0, startup=8.0,
+                         stored_bytes=1_000_000)
+    r = run.RunResult(manifest, {}, seconds=70.0, startup=8.0, times=times)
+    assert run._time_line(r, 3_000_000) == (
+        "  time       70.0 s: 0.5 s preparing (inputs, tokenizer), 60.0 s compiling the "
+        "kernels (first run only), 8.0 s start-up (output folder, Beam, workers), then 3.00 MB "
+        "of text in 1.5 s (2.0 MB/s, 400,000 tokens/s; 0.7 MB/s of input as stored)")
+    r.times = run.RunTimes(total=10.0, preparing=0.5, compiling=0.2, startup=8.0,
+                           stored_bytes=3_000_000)  # cached kernels: no compile step named
+    assert run._time_line(r, 3_000_000) == (
+        "  time       10.0 s: 0.5 s preparing (inputs, tokenizer), 8.0 s start-up (output "
+        "folder, Beam, workers), then 3.00 MB of text in 1.3 s (2.3 MB/s, 461,538 tokens/s)")
+    r.times.startup = None  # a remote runner: no channel, no start-up known
     assert run._time_line(r, 3_000_000) == "  time       10.0 s, Beam start-up included"
 
 

@@ -431,6 +431,35 @@ def test_disk_full_during_the_run_is_one_line_exit_4(gpt2_file, tmp_path, monkey
     assert not os.path.exists(tmp_path / "out" / LOCK_FILE)
 
 
+FULL_DISK = r"""
+import errno, sys
+from corpustok.pipeline import files, shards
+real = files.stage
+def full(path, write, run_id=None, tmp_dir=None):
+    if path.endswith(".parquet"):
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+    return real(path, write, run_id, tmp_dir)
+shards.files.stage = full
+from corpustok.pipeline.cli import run
+sys.exit(run())
+"""
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_disk_full_is_one_line_in_a_real_terminal_process(gpt2_file, tmp_path, workers):
+    """The command as a user runs it (its own stderr, Beam's worker threads printing their
+    tracebacks there): one line, exit 4."""
+    src = _jsonl(tmp_path / "in.jsonl", _docs(400))
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, "tokenize", src, "--tokenizer",
+                        gpt2_file, "--out", str(tmp_path / "out"), "--shard-mb", "0.005",
+                        "--workers", workers, "--no-progress"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 4, p.stderr
+    [line] = p.stderr.strip().splitlines()
+    assert line.startswith("corpustok tokenize: error: cannot write the output (") and \
+        "No space left on device; free space or choose a writable --out" in line, p.stderr
+
+
 def test_claim_modes_are_checked(tmp_path):
     with pytest.raises(ValueError, match="mode"):
         OutputClaim(str(tmp_path), {}, "x" * 16, [], mode="merge")
