@@ -3,8 +3,15 @@
 The Beam form reads JSONL files (one file per reading task), counts tokens and base symbols
 per ``(tokenizer, lang, unit)`` in batches (one kernel call per tokenizer and batch) and sums
 them with a CombinePerKey; the characters of each language (for its script) are combined the
-same way. The small per-unit table then goes through the same ``corpustok.pipeline.report_metrics.metrics`` as
-the in-process form, so both give the same numbers.
+same way. The small per-unit table then goes through the same
+``corpustok.pipeline.report_metrics.metrics`` as the in-process form, so both give the same
+numbers.
+
+The command (:func:`run_report`) decides what is evaluated and what is compared: ``--train``
+holds out half the aligned sections for evaluation unless ``--train-text`` names training files
+(the training text is never the evaluated text by default), and a UBE-vs-BBPE comparison is
+made only between the BBPE and UBE it trained on one text at one size, or the two tokenizers
+``--pair`` names.
 """
 import functools
 import json
@@ -13,20 +20,25 @@ import tempfile
 import textwrap
 import time
 
-from corpustok.pipeline.report_metrics import (BATCH_RECORDS, DEFAULT_REF, TRAINED, Fields,
-                                               add_counts, batch_counts, lang_chars, metrics,
-                                               read_records, read_texts, report, tokenizer_info,
-                                               train_substrates)
+from corpustok.pipeline.report_metrics import (BATCH_RECORDS, DEFAULT_REF, HELDOUT, TRAINED,
+                                               TRAINED_PAIR, UNK_FLAG, Counts, Fields, Training,
+                                               add_counts, batch_counts, holdout_units,
+                                               keep_units, lang_chars, make_pair, metrics,
+                                               read_records, read_texts, report, text_lines,
+                                               tokenizer_info, train_substrates, unit_texts,
+                                               units_of, watch_training)
 from corpustok.pipeline.report_output import write_report
 
 from corpustok.pipeline.tokenize import load_tokenizer
 
-__all__ = ["CountUnitTokens", "beam_counts", "beam_report", "add_report_parser", "run_report"]
+__all__ = ["CountUnitTokens", "beam_counts", "beam_report", "add_report_parser",
+           "train_for_report", "run_report"]
 
 
-def _record_batches(path, batch_size):
+def _record_batches(path, batch_size, flds=Fields(), units=None):
+    """Lists of ``batch_size`` records of one file, only those of ``units`` (None: all)."""
     batch = []
-    for rec in read_records(path):
+    for rec in keep_units(read_records(path), flds, units):
         batch.append(rec)
         if len(batch) >= batch_size:
             yield batch
@@ -105,10 +117,11 @@ def _spec(tok):
 
 
 def beam_counts(specs, paths, flds=Fields(), batch_size=BATCH_RECORDS, runner=None,
-                options=None):
+                options=None, units=None):
     """Run the counting job on ``paths`` (JSONL files); ``specs`` maps tokenizer names to
-    files or zero-argument factories. Returns ``(counts, chars)`` as the in-process
-    ``count_units`` does. ``runner`` defaults to the FnApiRunner."""
+    files or zero-argument factories; ``units``: count only these aligned units (None: all).
+    Returns ``(counts, chars)`` as the in-process ``count_units`` does. ``runner`` defaults to
+    the FnApiRunner."""
     import apache_beam as beam
     from collections import Counter
 
@@ -121,7 +134,8 @@ def beam_counts(specs, paths, flds=Fields(), batch_size=BATCH_RECORDS, runner=No
         with beam.Pipeline(runner=runner, options=options) as p:
             batches = (p
                        | "Files" >> beam.Create(sorted(os.fspath(x) for x in paths))
-                       | "Read" >> beam.FlatMap(_record_batches, batch_size))
+                       | "Read" >> beam.FlatMap(_record_batches, batch_size, flds,
+                                               None if units is None else sorted(units)))
             counts, chars = batches | "CountUnitTokens" >> _beam_classes()[1](specs, flds)
             (counts | "CountsJson" >> beam.Map(lambda kv: json.dumps([list(kv[0]), kv[1]]))
              | "WriteCounts" >> beam.io.WriteToText(counts_prefix))
@@ -133,38 +147,51 @@ def beam_counts(specs, paths, flds=Fields(), batch_size=BATCH_RECORDS, runner=No
                 for line in f:
                     a, b = json.loads(line)
                     if name.startswith("counts"):
-                        out_counts[tuple(a)] = tuple(b)
+                        out_counts[tuple(a)] = Counts(*b)
                     else:
                         out_chars[a] = Counter(b)
     return out_counts, out_chars
 
 
 def beam_report(tokenizers, paths, *, ref_lang=DEFAULT_REF, include_ref=False, flds=Fields(),
-                batch_size=BATCH_RECORDS, runner=None, options=None):
-    """The :class:`corpustok.pipeline.report_metrics.Report` of ``paths`` computed by the Beam job;
-    ``tokenizers`` ``{name: tokenizer}`` (shipped to the workers as their ``to_dict()``)."""
+                batch_size=BATCH_RECORDS, runner=None, options=None, units=None,
+                unk_flag=UNK_FLAG):
+    """The :class:`corpustok.pipeline.report_metrics.Report` of ``paths`` computed by the Beam
+    job; ``tokenizers`` ``{name: tokenizer}`` (shipped to the workers as their
+    ``to_dict()``); ``units`` and ``unk_flag`` as in ``report_metrics.report``."""
     specs = {name: _spec(tok) for name, tok in tokenizers.items()}
-    counts, chars = beam_counts(specs, paths, flds, batch_size, runner, options)
+    counts, chars = beam_counts(specs, paths, flds, batch_size, runner, options, units)
     if not counts:
         raise ValueError("no records")
-    return metrics(counts, chars, tokenizer_info(tokenizers), ref_lang, include_ref)
+    return metrics(counts, chars, tokenizer_info(tokenizers), ref_lang, include_ref, unk_flag)
 
 
 # ---- command line --------------------------------------------------------------------------
 DESCRIPTION = """\
 Token-budget report of one or more tokenizers on an aligned multilingual corpus: per language
-the aligned units, tokens, mean tokens per unit, token premium (sum of the language's tokens /
-sum of the reference language's tokens over the units both have) and encoding floor (base
-symbols before any merge); per tokenizer the Gini coefficient of the premiums, G = sum_i sum_j
-|x_i - x_j| / (2 n^2 mean), population form, reference language excluded unless
---include-ref. Writes DIR/languages.csv, summary.csv, comparison.csv (UBE vs BBPE, when both
-substrates are present), summary.md and PNG plots (when matplotlib is installed)."""
+the aligned units, tokens, unknown tokens ([UNK]: their count, rate and the bytes they cover),
+token premium (the language's tokens / the reference language's tokens over the units both
+have, each [UNK] charged one token per byte of the word it replaced, so that text a tokenizer
+cannot encode never looks cheap) and encoding floor (base symbols before any merge); per
+tokenizer the Gini coefficient of the premiums, G = sum_i sum_j |x_i - x_j| / (2 n^2 mean),
+population form, reference language excluded unless --include-ref. --train trains on text
+disjoint from the evaluated text: half the aligned sections (--heldout) unless --train-text
+names training files. The UBE-vs-BBPE comparison pairs only the BBPE and UBE that --train
+trained on one text at one size, or the two tokenizers --pair names. Writes
+DIR/languages.csv, summary.csv, comparison.csv (with a comparison), summary.md and PNG plots
+(when matplotlib is installed)."""
 
 EPILOG = """\
 examples:
-  corpustok report udhr.jsonl.xz --tokenizer BBPE=bbpe.json --tokenizer UBE=ube.json --out rep/
+  corpustok report udhr.jsonl.xz --tokenizer bert=vocab.txt --tokenizer gpt4=cl100k.tiktoken \\
+      --out rep/
+  corpustok report udhr.jsonl.xz --train --vocab-size 32000 --out rep/
+                      # trains BBPE (utf8), BBPE16 (utf16) and UBE on half the sections
+                      # (all languages), reports on the other half, compares UBE with BBPE
   corpustok report udhr.jsonl.xz --train --vocab-size 32000 --train-text corpus/*.txt.xz \\
-      --out rep/          # trains BBPE (utf8), BBPE16 (utf16) and UBE on the same text first"""
+      --out rep/      # trains on the files, reports how many evaluated lines they hold
+  corpustok report udhr.jsonl.xz --tokenizer bbpe.json --tokenizer ube.json \\
+      --pair bbpe,ube --out rep/   # your own BBPE and UBE, same text and size"""
 
 
 def add_report_parser(subparsers):
@@ -184,16 +211,32 @@ def add_report_parser(subparsers):
     p.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
     p.add_argument("--train", action="store_true",
                    help="first train BBPE (utf8), BBPE16 (utf16) and UBE at --vocab-size on the "
-                        "same text (chunks counted once), save them to DIR/tokenizers/ and "
-                        "report on them (with any --tokenizer given too)")
+                        "same text (chunks counted once), save them to DIR/tokenizers/, report "
+                        "on them (with any --tokenizer given too) and compare UBE with BBPE")
     p.add_argument("--vocab-size", type=int, metavar="N",
                    help="vocabulary size for --train (base symbols included)")
     p.add_argument("--train-text", nargs="+", metavar="FILE",
-                   help="plain-text training files for --train (.txt, .gz, .xz, .zst); "
-                        "default: the texts of the PARALLEL files")
+                   help="plain-text training files for --train (.txt, .gz, .xz, .zst); the "
+                        "report says how many evaluated lines they hold verbatim. Default: "
+                        "hold out (see --heldout), never the evaluated text")
+    p.add_argument("--heldout", type=float, metavar="FRACTION",
+                   help=f"--train without --train-text: the share of the aligned sections "
+                        f"(a unit with the units nested in it, as udhr:art14 holds "
+                        f"udhr:art14:p1) evaluated (default {HELDOUT}); the other sections' "
+                        "texts, in every language, train. Sections are ordered by the SHA-256 "
+                        "of their name, so the split is fixed and the two sets are disjoint")
     p.add_argument("--train-max-mb", type=float, metavar="MB",
                    help="train on the first MB x 10^6 characters of the training text only, "
-                        "cut at a line end (default: all of it)")
+                        "cut at a line end (held out: at a record) (default: all of it)")
+    p.add_argument("--pair", metavar="BBPE,UBE",
+                   help="compare these two tokenizers as UBE vs BBPE: a utf8 BPE, then a ube "
+                        "BPE, of one vocabulary size; pair only tokenizers trained on the same "
+                        "text (the report cannot check that). Default: the BBPE and UBE of "
+                        "--train, otherwise no comparison")
+    p.add_argument("--unk-flag", type=float, default=UNK_FLAG, metavar="SHARE",
+                   help="flag a language whose bytes are more than SHARE under [UNK] (its "
+                        "premium is then mostly the bytes charged for [UNK]); it stays in the "
+                        "Gini (default: %(default)s)")
     p.add_argument("--ref-lang", default=DEFAULT_REF,
                    help="reference language of the premiums (default: %(default)s)")
     p.add_argument("--include-ref", action="store_true",
@@ -225,11 +268,8 @@ def _named(items):
     return out
 
 
-def run_report(args):
-    """Run ``corpustok report`` for parsed ``args``; returns the exit code (0). Raises
-    ValueError for bad arguments, including fields under which no language aligns with the
-    reference (nothing is written then)."""
-    flds = Fields(args.unit_field, args.lang_field, args.text_field)
+def _check_args(args):
+    """ValueError for arguments that cannot make a report, before any work."""
     missing = [p for p in args.parallel + (args.train_text or []) if not os.path.exists(p)]
     if missing:
         raise ValueError(f"no such file: {missing[0]}")
@@ -237,40 +277,106 @@ def run_report(args):
         raise ValueError("--train needs --vocab-size N")
     if not args.train and not args.tokenizer:
         raise ValueError("give at least one --tokenizer FILE, or --train --vocab-size N")
-    t0 = time.perf_counter()
-    toks = {}
+    if args.heldout is not None and (not args.train or args.train_text):
+        raise ValueError("--heldout splits the evaluation corpus for --train; it does not "
+                         "apply " + ("with --train-text" if args.train else "without --train"))
+    if args.pair is not None and len([x for x in args.pair.split(",") if x.strip()]) != 2:
+        raise ValueError(f"--pair {args.pair}: expected two tokenizer names, BBPE,UBE")
+    if not 0 <= args.unk_flag <= 1:
+        raise ValueError(f"--unk-flag must be a share between 0 and 1, got {args.unk_flag}")
+
+
+def train_for_report(args, flds):
+    """``(tokenizers, Training)``: BBPE, BBPE16 and UBE trained at ``args.vocab_size`` on
+    ``--train-text`` or, without it, on the texts of the units :func:`holdout_units` keeps
+    out of the evaluation; the evaluated lines the training text holds verbatim are
+    counted."""
+    max_chars = None if args.train_max_mb is None else int(args.train_max_mb * 1e6)
+    if args.train_text:
+        training = Training("files", args.vocab_size, files=tuple(args.train_text))
+        texts = read_texts(args.train_text, max_chars)
+        evaluated = read_records(args.parallel)
+    else:
+        split = holdout_units(units_of(read_records(args.parallel), flds),
+                              HELDOUT if args.heldout is None else args.heldout)
+        training = Training("heldout", args.vocab_size, split=split)
+        texts = unit_texts(read_records(args.parallel), flds, split.train, max_chars)
+        evaluated = keep_units(read_records(args.parallel), flds, split.evaluate)
+    lines = text_lines(t for t in (r.get(flds.text) for r in evaluated) if isinstance(t, str))
+    toks = train_substrates(watch_training(texts, lines, training), args.vocab_size)
+    return toks, training
+
+
+def _pair(args, toks, notes):
+    """The :class:`Pair` of the UBE-vs-BBPE comparison: ``--pair`` (ValueError when it is not
+    a utf8 and a ube BPE of one size), else the BBPE and UBE ``--train`` made, else None;
+    ``notes`` says why there is none where a reader might expect one."""
+    info = tokenizer_info(toks)
+    if args.pair:
+        bbpe, ube = (x.strip() for x in args.pair.split(","))
+        return make_pair(info, bbpe, ube, origin="user")
     if args.train:
-        max_chars = None if args.train_max_mb is None else int(args.train_max_mb * 1e6)
-        if args.train_text:
-            texts = read_texts(args.train_text, max_chars)
-        else:
-            texts = (r.get(flds.text) for r in read_records(args.parallel))
-        toks = train_substrates(texts, args.vocab_size)
+        try:
+            return make_pair(info, *TRAINED_PAIR, origin="trained")
+        except ValueError as e:  # one could not reach the size: the sizes differ
+            notes.append(f"no UBE-vs-BBPE comparison: {e} (one did not reach "
+                         f"{args.vocab_size} ids: too little training text, or a size below "
+                         "UBE's 512-symbol alphabet)")
+            return None
+    subs = {name: sub for name, (sub, _) in info.items()}
+    if "utf8" in subs.values() and "ube" in subs.values():
+        notes.append("no UBE-vs-BBPE comparison: the tokenizers were not trained by this "
+                     "report; name a BBPE and a UBE trained on the same text at the same size "
+                     "with --pair BBPE,UBE")
+    return None
+
+
+def run_report(args):
+    """Run ``corpustok report`` for parsed ``args``; returns the exit code (0). Raises
+    ValueError for bad arguments, including fields under which no language aligns with the
+    reference (nothing is written then)."""
+    flds = Fields(args.unit_field, args.lang_field, args.text_field)
+    _check_args(args)
+    t0 = time.perf_counter()
+    toks, training = {}, None
+    if args.train:
+        toks, training = train_for_report(args, flds)
         tok_dir = os.path.join(args.out, "tokenizers")
         os.makedirs(tok_dir, exist_ok=True)
         for name, tok in toks.items():
             tok.save(os.path.join(tok_dir, f"{name.lower()}.json"))
         print(f"corpustok report: trained {', '.join(n for n, _ in TRAINED)} at "
               f"{args.vocab_size} in {time.perf_counter() - t0:.1f} s -> {tok_dir}")
+        for line in training.describe():
+            print(f"  {line}")
     for name, tok in _named(args.tokenizer).items():
         if name in toks:
             raise ValueError(f"--tokenizer name {name!r} clashes with a --train tokenizer")
         toks[name] = tok
+    notes = []
+    pair = _pair(args, toks, notes)
+    units = training.split.evaluate if training and training.split else None
     if args.beam:
         rep = beam_report(toks, args.parallel, ref_lang=args.ref_lang,
-                          include_ref=args.include_ref, flds=flds)
+                          include_ref=args.include_ref, flds=flds, units=units,
+                          unk_flag=args.unk_flag)
     else:
         rep = report(toks, read_records(args.parallel), ref_lang=args.ref_lang,
-                     include_ref=args.include_ref, flds=flds)
+                     include_ref=args.include_ref, flds=flds, units=units,
+                     unk_flag=args.unk_flag)
     if not any(s.languages for s in rep.summary):
         raise ValueError(f"no language shares an aligned unit with {args.ref_lang!r}: check "
                          f"--unit-field ({args.unit_field!r}), --lang-field ({args.lang_field!r})"
                          f" and --ref-lang (the embedded sample needs --unit-field unit)")
+    rep.pair, rep.training = pair, training
+    rep.notes.extend(notes)
     paths = write_report(rep, args.out, plots=not args.no_plots, title=args.title)
     for s in rep.summary:
         gini = "n/a" if s.gini is None else f"{s.gini:.4f}"
         print(f"  {s.tokenizer:<12} languages {s.languages:>4}  Gini {gini}  "
-              f"{args.ref_lang} tokens {s.ref_tokens}")
+              f"{args.ref_lang} tokens {s.ref_tokens}  [UNK] {s.unk_tokens}")
+    if pair:
+        print(f"  UBE vs BBPE: {pair.provenance()}")
     for n in rep.notes:
         print(f"  note: {n}")
     print(f"  wrote {len(paths)} files to {args.out} in {time.perf_counter() - t0:.1f} s")

@@ -16,8 +16,9 @@ import corpustok
 from corpustok import BytePairTokenizer
 from corpustok.pipeline.demo import sample_path
 from conftest import TEST_DATA
-from corpustok.pipeline.report_metrics import (Fields, count_units, gini, read_records, read_texts,
-                                               report, script_of)
+from corpustok.pipeline.report_metrics import (Fields, count_units, gini, holdout_units,
+                                               make_pair, read_records, read_texts, report,
+                                               script_of, tokenizer_info)
 from corpustok.pipeline.report_output import write_report
 
 SAMPLE = sample_path()
@@ -168,9 +169,11 @@ def test_counts_equal_per_text_encode(sample, trained):
     counts, _ = count_units(trained, sample, UNIT, batch_size=257)
     for rec in sample[::40]:
         for name, tok in trained.items():
-            tokens, floor = counts[name, rec["lang"], rec["unit"]]
-            assert tokens == len(tok.encode(rec["text"]))
-            assert floor == FLOOR[tok.substrate](rec["text"])
+            c = counts[name, rec["lang"], rec["unit"]]
+            assert c.tokens == c.charged == len(tok.encode(rec["text"]))
+            assert c.floor == FLOOR[tok.substrate](rec["text"])
+            assert (c.unk_tokens, c.unk_bytes) == (0, 0)  # byte-level: nothing is unknown
+            assert c.text_bytes == len(rec["text"].encode("utf-8"))
 
 
 def test_bbpe_counts_equal_hf_byte_level_bpe(sample, trained):
@@ -183,7 +186,7 @@ def test_bbpe_counts_equal_hf_byte_level_bpe(sample, trained):
     counts, _ = count_units({"BBPE": tok}, sample, UNIT)
     recs = sample[::7]
     want = [len(e.ids) for e in hf.encode_batch([r["text"] for r in recs])]
-    assert [counts["BBPE", r["lang"], r["unit"]][0] for r in recs] == want
+    assert [counts["BBPE", r["lang"], r["unit"]].tokens for r in recs] == want
 
 
 def test_script_of():
@@ -222,7 +225,8 @@ def test_read_texts_pieces_and_limit(tmp_path):
 # ---- Beam == in-process --------------------------------------------------------------------
 def test_beam_equals_in_process(tmp_path, sample, trained):
     from corpustok.pipeline.report import beam_report
-    toks = dict(trained, UTF16=_bytes_tok("utf16"))
+    wp = corpustok.load(str(TEST_DATA / "bert-base-uncased" / "vocab.txt"))  # with [UNK]
+    toks = dict(trained, UTF16=_bytes_tok("utf16"), BERT=wp)
     half = len(sample) // 2
     paths = [tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl"]
     with gzip.open(paths[0], "wt", encoding="utf-8") as f:
@@ -234,20 +238,28 @@ def test_beam_equals_in_process(tmp_path, sample, trained):
         assert beam.languages == local.languages
         assert beam.summary == local.summary
         assert beam.notes == local.notes
-    assert len(local.summary) == 3 and local.summary[0].languages > 40
+    assert len(local.summary) == 4 and local.summary[0].languages > 40
+    assert local.summary[3].unk_tokens > 0
+    # the held-out units of --train: the Beam job filters records as the in-process form does
+    units = ["udhr:art01"]
+    local = report(toks, sample, flds=UNIT, units=units)
+    beam = beam_report(toks, paths, flds=UNIT, units=units, batch_size=300)
+    assert beam.languages == local.languages and beam.summary == local.summary
+    assert {r.units for r in local.languages} == {1}
 
 
 # ---- writers and the command ---------------------------------------------------------------
 def test_writers(tmp_path, sample, trained):
     rep = report(trained, sample, flds=UNIT)
+    rep.pair = make_pair(tokenizer_info(trained), "BBPE", "UBE", origin="user")
     paths = write_report(rep, tmp_path, plots=False)
     names = {Path(p).name for p in paths}
     assert {"languages.csv", "summary.csv", "comparison.csv", "summary.md"} <= names
     with open(tmp_path / "languages.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(rep.languages) == 2 * len({r["lang"] for r in sample})
-    assert list(rows[0])[:7] == ["tokenizer", "lang", "script", "utf8_len", "units",
-                                 "shared_units", "tokens"]
+    assert list(rows[0])[:9] == ["tokenizer", "lang", "name", "script", "utf8_len", "units",
+                                 "shared_units", "text_bytes", "tokens"]
     eng = next(r for r in rows if r["tokenizer"] == "UBE" and r["lang"] == "eng")
     assert float(eng["premium"]) == 1.0 and int(eng["floor"]) > int(eng["tokens"])
     with open(tmp_path / "summary.csv", encoding="utf-8") as f:
@@ -256,6 +268,7 @@ def test_writers(tmp_path, sample, trained):
     assert float(summ[0]["gini"]) == pytest.approx(rep.summary[0].gini, rel=1e-5)
     md = (tmp_path / "summary.md").read_text("utf-8")
     assert "eng` is excluded" in md and "UBE vs BBPE" in md and "plots skipped" in md
+    assert "paired by the user (--pair)" in md
 
 
 def _cli(argv):
@@ -273,7 +286,8 @@ def test_help_explains_every_option():
         assert action.help, action.option_strings
     text = rp.format_help()
     for opt in ("--tokenizer", "--train", "--vocab-size", "--train-text", "--ref-lang",
-                "--include-ref", "--beam", "--out", "Gini"):
+                "--include-ref", "--beam", "--out", "Gini", "--heldout", "--pair",
+                "--unk-flag", "[UNK]"):
         assert opt in text
 
 
@@ -299,8 +313,14 @@ def test_cli_train_end_to_end(tmp_path, sample, trained):
         summ = {s["tokenizer"]: s for s in csv.DictReader(f)}
     assert list(summ) == ["BBPE", "BBPE16", "UBE", "Mine"]
     assert summ["BBPE16"]["substrate"] == "utf16"
-    # the file loaded through --tokenizer reports what the in-process API reports
-    local = report({"Mine": trained["BBPE"]}, sample, flds=UNIT)
+    # the file loaded through --tokenizer reports what the in-process API reports on the
+    # held-out units (the ones languages.csv counts)
+    with open(out / "languages.csv", encoding="utf-8") as f:
+        eng_units = next(int(r["units"]) for r in csv.DictReader(f) if r["lang"] == "eng")
+    units = {r["unit"] for r in sample}
+    held = holdout_units(units)
+    assert eng_units == len(held.evaluate) < len(units)
+    local = report({"Mine": trained["BBPE"]}, sample, flds=UNIT, units=held.evaluate)
     assert float(summ["Mine"]["gini"]) == pytest.approx(local.summary[0].gini, rel=1e-5)
 
 
