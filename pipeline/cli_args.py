@@ -55,6 +55,11 @@ def _add_read_options(p, ids=True):
         p.add_argument("--id-column", default="id",
                        help="column or field holding the document id of inputs without a "
                             "mapping, string or integer (default: %(default)s)")
+        p.add_argument("--id-type", choices=("auto", "string", "int64"), default="auto",
+                       help="the type of the shards' id column: int64 when every input's "
+                            "first ids are integers (auto), or as given; in a job of integer "
+                            "ids an input with an id that is not one fails (default: "
+                            "%(default)s)")
         p.add_argument("--no-id", action="store_true",
                        help="the inputs have no id column or field (one input: INPUT:no-id): "
                             "shard rows get a null id and are known by their source file and "

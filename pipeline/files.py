@@ -45,21 +45,29 @@ def use_options(options):
     FileSystems.set_options(options)
 
 
+_SHOWN_ESCAPE = re.compile(r"\\(\\|x[89a-f][0-9a-f])")
+
+
 def shown(path: str) -> str:
-    """``path`` as text that UTF-8 can hold (manifests, Arrow columns, messages): a name
-    holding bytes that are not UTF-8 (read by Python as lone surrogates) shows them as
-    ``\\xNN``. :func:`unshown` maps it back."""
-    if is_utf8(path):
+    """``path`` as text that UTF-8 can hold (manifests, Arrow columns, messages), one to one:
+    a local name holding bytes that are not UTF-8 (read by Python as lone surrogates) shows
+    them as ``\\xNN``, and then, as in any local name holding a backslash, a backslash shows
+    as two, so that no two files show alike (``a\\xff``, a name of four characters, shows as
+    ``a\\\\xff``). :func:`unshown` maps it back. Names without either (nearly all) and remote
+    URLs show as they are."""
+    if is_remote(path) or (is_utf8(path) and "\\" not in path):
         return path
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join("\\\\" if c == "\\" else
+                   f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c
+                   for c in path)
 
 
 def unshown(text: str) -> str:
-    """The path :func:`shown` made ``text`` from: ``text`` itself when such a file exists,
-    else with its ``\\xNN`` escapes turned back into the bytes they stand for."""
-    if is_remote(text) or "\\x" not in text or os.path.exists(text):
+    """The path :func:`shown` made ``text`` from."""
+    if is_remote(text) or "\\" not in text:
         return text
-    return re.sub(r"\\x([89a-f][0-9a-f])", lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
+    return _SHOWN_ESCAPE.sub(lambda m: "\\" if m.group(1) == "\\" else
+                             chr(0xDC00 + int(m.group(1)[1:], 16)), text)
 
 
 def canonical(path: str) -> str:

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from corpustok.schemas import ID_KINDS
 from corpustok.threads import check_threads
 
 from corpustok.pipeline import files
@@ -183,7 +184,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
              beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE, threads=1,
              progress=False, mode=None, worker_log=None, on_remove=None,
              on_tokenizer=None, max_reject_fraction=DEFAULT_MAX_REJECT_FRACTION,
-             stdin_format="jsonl", stdin=None) -> RunResult:
+             stdin_format="jsonl", stdin=None, id_type="auto") -> RunResult:
     """Tokenize ``inputs`` (a file or glob, or a list of them, each optionally with its
     columns: ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return
     the result. ``tokenizer``: a tokenizer file or folder (what ``--tokenizer`` takes), a
@@ -204,7 +205,9 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     rows than ``max_reject_fraction`` of those read make the run manifest's status
     :data:`TOO_MANY_REJECTS`, not COMPLETED (exports and readers refuse it). An input ``-``
     reads ``stdin`` (default: the process's standard input), in format ``stdin_format``
-    (``jsonl`` or ``txt``), spooled to a temporary file named by its content.
+    (``jsonl`` or ``txt``), spooled to a temporary file named by its content. ``id_type``:
+    ``auto`` (integers when every input's first ids are, else strings), ``string`` or
+    ``int64``.
     """
     begin = time.perf_counter()
     inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
@@ -216,7 +219,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
                          txt_docs=txt_docs, beam_args=tuple(beam_args), workers=workers,
                          local_mode=local_mode, threads=threads, progress=progress, mode=mode,
                          worker_log=worker_log, on_remove=on_remove, on_tokenizer=on_tokenizer,
-                         max_reject_fraction=max_reject_fraction)
+                         max_reject_fraction=max_reject_fraction, id_type=id_type)
     try:
         return _tokenize(inputs, os.fspath(out_dir), tokenizer_spec(tokenizer), spooled, begin,
                          options)
@@ -249,6 +252,7 @@ class RunOptions:
     on_remove: Optional[Callable]
     on_tokenizer: Optional[Callable]
     max_reject_fraction: float
+    id_type: str
 
 
 def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
@@ -277,7 +281,8 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
     # values redoes the shards (and the stale ones are removed when the run completes).
     config = TokenizeConfig(tok_sha, bos, eos, o.id_column, o.text_column, o.shard_bytes,
                             o.shard_rows, bool(o.write_rejects),
-                            job_id_type(job_paths, o.id_column, columns), columns, txt_docs,
+                            _id_type(o.id_type, job_paths, o.id_column, columns), columns,
+                            txt_docs,
                             vocab_size=int(tok.vocab_size),
                             tokenizer_name=tokenizer_name(tokenizer, tok_sha), sources=names,
                             layout=LAYOUT)
@@ -336,6 +341,16 @@ def _say(line):
 def _compile_notice(after):
     _say("compiling the kernels for this tokenizer (the first run of its family on this "
          "machine; Numba caches them for later runs) ...")
+
+
+def _id_type(chosen, paths, id_column, columns):
+    """The job's id type: ``chosen`` (``string`` or ``int64``), or with ``auto`` the one the
+    inputs' first ids give (``inputs.job_id_type``)."""
+    if chosen == "auto":
+        return job_id_type(paths, id_column, columns)
+    if chosen not in ID_KINDS:
+        raise ValueError(f"--id-type must be auto, {' or '.join(ID_KINDS)}, got {chosen!r}")
+    return chosen
 
 
 def _complete_shards(out_dir, config_id):

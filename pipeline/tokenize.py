@@ -89,8 +89,9 @@ def tokenizer_spec(tokenizer):
     with ``to_dict``/``from_dict``: through :class:`TokenizerObject`)."""
     if isinstance(tokenizer, os.PathLike):
         tokenizer = os.fspath(tokenizer)
-    if isinstance(tokenizer, str):
-        return TokenizerFiles(tokenizer) if files.is_dir(tokenizer) else tokenizer
+    if isinstance(tokenizer, str):  # a local folder (a remote one is read as a file)
+        local_folder = not files.is_remote(tokenizer) and os.path.isdir(tokenizer)
+        return TokenizerFiles(tokenizer) if local_folder else tokenizer
     if hasattr(tokenizer, "to_dict") and hasattr(type(tokenizer), "from_dict"):
         return TokenizerObject.of(tokenizer)
     if callable(tokenizer):

@@ -149,3 +149,22 @@ def test_the_first_run_says_it_compiles_and_keeps_it_out_of_the_throughput(
         printed.err
     assert "s (cached for later runs)" in printed.err
     assert "s compiling the kernels (first run only)" in printed.out
+
+
+def test_a_name_that_is_not_utf8_and_its_escaped_spelling_are_two_inputs(tmp_path, capsys):
+    """``x<0xff>.jsonl`` and a file literally named ``x\\xff.jsonl`` once showed alike, and
+    the rerun of their job was refused."""
+    (tmp_path / "in").mkdir()
+    raw = os.path.join(os.fsencode(str(tmp_path / "in")), b"x\xff.jsonl")
+    with open(raw, "w") as f:
+        f.write(json.dumps({"id": 1, "text": "not UTF-8 in its name"}) + "\n")
+    _jsonl(tmp_path / "in" / "x\\xff.jsonl", 3, 10)
+    out = str(tmp_path / "o")
+    command = ["tokenize", str(tmp_path / "in"), "--tokenizer", GPT2, "--out", out]
+    assert main(command) == 0
+    sources = set(pq.read_table(out).column("source").to_pylist())
+    base = str(tmp_path / "in")
+    assert sources == {f"{base}/x\\xff.jsonl", f"{base}/x\\\\xff.jsonl"}
+    capsys.readouterr()
+    assert main(command) == 0  # the rerun resumes: the two are known apart
+    assert "0 written, 2 already complete" in capsys.readouterr().out
