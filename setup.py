@@ -27,6 +27,8 @@ setup(
         "pyarrow>=16,<26",  # BYTE_STREAM_SPLIT on int32 (token shards)
         "apache-beam>=2.60",
         "tqdm>=4.66",  # the tokenize progress bar
+        "regex>=2024.5.15",  # split patterns the kernel does not run (HF Digits, Split, ...)
+        "zstandard>=0.22",  # .zst inputs, frame by frame (decompressobj read_across_frames)
     ],
     extras_require={
         "test": ["pytest>=7", "pytest-xdist>=3.5", "hypothesis>=6.100", "tokenizers>=0.20",

@@ -264,6 +264,8 @@ def _file_id_kind(path, id_column):
                 return "string"
             if isinstance(value, int) and not isinstance(value, bool):
                 return "int64"
+            if isinstance(value, float) and value.is_integer():  # 7.0 from pandas
+                return "int64"
     return None
 
 

@@ -7,9 +7,11 @@ from the line count of a JSONL or text file (``read_text.line_ranges``), so shar
 only on the input and the options, never on the runner's bundling. The generators here are
 plain Python, used by the Beam transforms and by non-Beam code (verification, training) alike.
 """
+import decimal
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import pyarrow as pa
@@ -35,10 +37,14 @@ __all__ = ["DocBatch", "ReadError", "ReadFailure", "Unit", "input_kind", "shard_
 
 @dataclass
 class ReadError:
-    """An input that could not be read (wholly or from some point on)."""
+    """An input that could not be read (wholly or from some point on). ``verified_rows``
+    (JSONL and text files): its leading lines known sound (``ReadFailure``); the shards of
+    its ranges that end past them are removed when the run manifest is written (None: every
+    shard of it this run made stays)."""
 
     source: str
     error: str
+    verified_rows: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -171,10 +177,63 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
                                f"promises {num_rows} rows")
 
 
+class _Number(str):
+    """A JSON number with a fraction or an exponent (or ``NaN``, ``Infinity``), as written:
+    a string job's id keeps its text (``1e2`` is ``"1e2"``, not ``"100.0"``) and an integer
+    job reads ``7.0`` exactly (``decimal``), not through a float."""
+
+    __slots__ = ()
+
+
+# Records are parsed as json.loads parses them, but for numbers with a fraction or exponent and
+# JSON's constants, which keep their text (the hooks are called for those alone).
+_JSON = json.JSONDecoder(parse_float=_Number, parse_constant=_Number)
+
+
+class _IdNotInteger(InputFormatError):
+    """A JSON id an integer job cannot hold: it fails the file (``read_jsonl``)."""
+
+
+def _id_text(value):
+    """A JSON id's text as written: a string itself, an integer's decimal digits, a number's
+    literal (``_Number``), ``true`` or ``false``."""
+    if type(value) is bool:
+        return "true" if value else "false"
+    return str(value)  # str() of a _Number: a plain str of its text
+
+
+def _int64_id(value, no, id_column):
+    """An integer job's id from a JSON id that is not an ``int`` of int64's range: a number
+    whose value is exactly such an integer (``7.0``, ``1e2``). Anything else (a string,
+    ``7.5``, ``true``, a number past int64's range) raises ``_IdNotInteger``: a file holding
+    ids the job's type cannot hold fails there, named, rather than losing rows as rejects."""
+    integral = type(value) is int
+    if type(value) is _Number:
+        number = decimal.Decimal(value)  # NaN and Infinity too: not finite
+        integral = number.is_finite() and number == number.to_integral_value()
+        if integral and number.adjusted() < 19:  # no int() of 1e999999999
+            value = int(number)
+            if -INT64_MAX - 1 <= value <= INT64_MAX:
+                return value
+    shown = json.dumps(value[:100]) if type(value) is str else _id_text(value)
+    what = "past int64's range" if integral else "not an integer"
+    raise _IdNotInteger(f"line {no}: id {shown[:100]} (field {id_column!r}) is {what}, but "
+                        "this job's ids are integers (decided from the first ids of its "
+                        "inputs): rerun with --id-type string (and --overwrite)")
+
+
+def _json_kind(value):
+    """The kind of a parsed JSON value, for messages (``float`` for a ``_Number``)."""
+    return "float" if type(value) is _Number else type(value).__name__
+
+
 def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_type="string"):
     """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table, ids of
-    kind ``id_type``: with integer ids an id that is not a JSON integer of int64's range is a
-    ``bad_id`` reject; with string ids a JSON number keeps its text (``17`` -> ``"17"``).
+    kind ``id_type``: with integer ids an id must be an exact integer of int64's range (a JSON
+    integer, or a number such as ``7.0`` or ``1e2``), anything else raises ``_IdNotInteger``;
+    with string ids every JSON id keeps its text as written (``17`` -> ``"17"``, ``1e2`` ->
+    ``"1e2"``, ``true`` -> ``"true"``), one that is not valid Unicode (a lone surrogate
+    escape) is a ``bad_id`` reject.
 
     With ``check_fields`` (a file's first range), raise InputFormatError when no JSON object has
     both fields: the names are wrong for the whole file (as a missing Parquet column), not
@@ -183,6 +242,7 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
     rej = {"id": [], "row": [], "reason": [], "detail": []}
     objects = lacking = 0
     keys = {}  # field names of the objects that lack one, in order of appearance
+    decode = _JSON.decode
 
     def reject(no, reason, detail, doc_id=None):
         rej["id"].append(doc_id)
@@ -194,10 +254,15 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
         fixed = 0
         try:
             try:
-                rec = json.loads(raw)
+                line = raw.decode("utf-8", "surrogatepass")  # as json.loads decodes bytes
             except UnicodeDecodeError:  # invalid UTF-8 in the line: replace, count, go on
-                s, fixed = decode_replacing(raw)
-                rec = json.loads(s)
+                line, fixed = decode_replacing(raw)
+            try:
+                rec = decode(line)
+            except ValueError:
+                if not line.startswith("\ufeff"):  # a byte order mark, which json.loads skips
+                    raise
+                rec = decode(line[1:])
         except ValueError as e:
             reject(no, "bad_json", str(e)[:200])
             continue
@@ -205,7 +270,7 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
             reject(no, "bad_json", "nested too deep to parse")
             continue
         if not isinstance(rec, dict):
-            reject(no, "bad_record", f"a JSON {type(rec).__name__}, not an object")
+            reject(no, "bad_record", f"a JSON {_json_kind(rec)}, not an object")
             continue
         objects += 1
         if (id_column is not None and id_column not in rec) or text_column not in rec:
@@ -219,13 +284,11 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
                 reject(no, "bad_record", f"no usable {id_column!r} field")
                 continue
             if id_type == "int64":
-                if isinstance(doc_id, bool) or not isinstance(doc_id, int) or \
-                        not -INT64_MAX - 1 <= doc_id <= INT64_MAX:
-                    reject(no, "bad_id", f"{id_column!r} is not an integer of int64's range "
-                           f"(the job's ids are integers): {ascii(doc_id)[:200]}")
-                    continue
+                if type(doc_id) is not int or not -INT64_MAX - 1 <= doc_id <= INT64_MAX:
+                    doc_id = _int64_id(doc_id, no, id_column)
             else:
-                doc_id = str(doc_id)
+                if type(doc_id) is not str:
+                    doc_id = _id_text(doc_id)
                 if not files.is_utf8(doc_id):
                     reject(no, "bad_id",
                            f"{id_column!r} is not valid Unicode: {ascii(doc_id)[:200]}")
@@ -234,8 +297,8 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
             reject(no, "bad_record", f"no {text_column!r} field", doc_id)
             continue
         text = rec[text_column]
-        if text is not None and not isinstance(text, str):
-            reject(no, "bad_record", f"{text_column!r} is a {type(text).__name__}", doc_id)
+        if text is not None and type(text) is not str:
+            reject(no, "bad_record", f"{text_column!r} is a {_json_kind(text)}", doc_id)
             continue
         ids.append(doc_id)
         texts.append(text)
@@ -270,14 +333,20 @@ def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=
     """Yield ``DocBatch`` ranges of a JSONL file (plain, .gz or .zst), read sequentially;
     a range ends when it holds ``shard_bytes`` of line bytes or ``shard_rows`` lines. Ranges
     ``is_done(source, start, stop)`` says are complete are yielded as ``(start, stop)``
-    without parsing. A truncated or corrupt file yields what it could read, then raises
-    ``ReadFailure``."""
+    without parsing. A truncated or corrupt file yields what it could read and verify, then
+    raises ``ReadFailure``; an id an integer job cannot hold raises InputFormatError after
+    the ranges before its own (the message says which lines those are)."""
     for start, stop, lines in line_ranges(source, shard_bytes, shard_rows):
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue
-        docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0,
-                                     id_type)
+        try:
+            docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0,
+                                         id_type)
+        except _IdNotInteger as e:
+            held = f"lines 0-{start - 1} are in the shards" if start else \
+                "no line of it is in the shards"
+            raise InputFormatError(f"{e}; {held}, the rest of the file is not") from e
         yield DocBatch(source, start, stop, docs, rejects, has_ids=id_column is not None)
 
 

@@ -11,33 +11,56 @@ A ``.txt`` input (plain, ``.gz``, ``.xz``, ``.zst``) holds a document per line
 Blank (whitespace-only) lines are never documents. A document's text is its line(s) without
 the final line break; a paragraph keeps the line breaks inside it. Its row is the number of
 its (first) line. Text files have no ids: ids are null and rows are known by source and row,
-as with ``--no-id``. Invalid UTF-8 becomes U+FFFD, counted in ``replaced`` as for JSONL.
+as with ``--no-id``. Invalid UTF-8 becomes U+FFFD, counted in ``replaced`` as for JSONL. A
+UTF-8 byte order mark at the start of a text file is not text (JSON's parser skips it).
+
+A file that fails part way (a compressed file found corrupt or truncated, storage that fails)
+raises :class:`ReadFailure` after the ranges read so far, saying which lines are in the shards:
+those of a compressed file only up to the end of its last member that passed its check
+(``compression.verified``); a range that ends past them is the job's to remove.
 """
+import itertools
+
 import pyarrow as pa
 
 from corpustok._arrow import decode_replacing, string_array, utf8_batch
 from corpustok.schemas import ID_KINDS
 
 from corpustok.pipeline import files
-from corpustok.pipeline.compression import DECODE_ERRORS
+from corpustok.pipeline.compression import DECODE_ERRORS, Damaged, verified
 from corpustok.pipeline.config import TXT_DOCS
 from corpustok.pipeline.documents import DocBatch, documents
 
 
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
+
+
 class ReadFailure(Exception):
-    """An input file stopped being readable part way."""
+    """An input file stopped being readable part way. ``verified_rows``: its leading lines
+    known sound (read as stored; of a compressed file, up to the end of its last member that
+    passed its check); the shards of its ranges that end past them are not kept. The message
+    says which lines are."""
+
+    def __init__(self, message, verified_rows=0):
+        super().__init__(message)
+        self.verified_rows = verified_rows
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.verified_rows)
 
 
-def line_ranges(source, shard_bytes, shard_rows, paragraphs=False):
+def line_ranges(source, shard_bytes, shard_rows, paragraphs=False, strip_bom=False):
     """Yield ``(start, stop, [(row, raw), ...])``: the non-blank lines of ``[start, stop)``
     with their line numbers, or with ``paragraphs`` each paragraph's lines joined, numbered
-    by its first line. On a read failure what was read so far is yielded first, then
-    ReadFailure is raised."""
-    items, para = [], []
+    by its first line; with ``strip_bom`` a UTF-8 byte order mark is cut from the start of
+    the file. On a read failure the lines read since the last range are yielded as a last
+    range if they are verified (:class:`ReadFailure`), then ReadFailure is raised."""
+    items, para, stops = [], [], []
     size = start = no = first = 0
+    f = None
     try:
         with files.open_lines(source) as f:
-            for raw in f:
+            for raw in _lines(f, strip_bom):
                 if raw.strip():
                     if paragraphs:
                         first = first if para else no
@@ -51,17 +74,57 @@ def line_ranges(source, shard_bytes, shard_rows, paragraphs=False):
                 no += 1
                 if not para and (size >= shard_bytes or len(items) >= shard_rows):
                     yield start, no, items
+                    stops.append(no)
                     items, size, start = [], 0, no
     except DECODE_ERRORS as e:
+        check = None if f is None else verified(f)
+        rows = no if check is None else min(no, check.lines)
         if para:
             items.append((first, b"".join(para)))
-        if items:
+        if items and no <= rows:
             yield start, no, items
-        raise ReadFailure(f"unreadable after line {no}: {type(e).__name__}: {e}") from e
+            stops.append(no)
+        kept = max((s for s in stops if s <= rows), default=0)
+        raise ReadFailure(_failure_message(e, no, rows, kept, check), rows) from e
     if para:
         items.append((first, b"".join(para)))
     if start < no:
         yield start, no, items
+
+
+def _lines(f, strip_bom):
+    """The lines of ``f``; with ``strip_bom`` a leading UTF-8 byte order mark cut."""
+    if not strip_bom:
+        return f
+    head = f.readline()
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    return itertools.chain((head,) if head else (), f)
+
+
+def _failure_message(e, no, rows, kept, check):
+    """What a read failure after ``no`` lines leaves: ``rows`` lines verified, ``kept`` of
+    them in the shards (those of the ranges that end by then), ``check`` the file's
+    ``compression.Verified`` (None: not compressed)."""
+    where = f"unreadable after line {no - 1}" if no else "unreadable from its first line"
+    cause = str(e) if isinstance(e, Damaged) else f"{type(e).__name__}: {e}"
+    held = f"lines 0-{kept - 1} are in the shards" if kept else "no line of it is in the shards"
+    return f"{where} ({cause}): {held}{_why(no, rows, kept, check)}; the rest of the file is not"
+
+
+def _why(no, rows, kept, check):
+    """Why the shards hold fewer lines than were read: a compressed file's lines past its
+    last verified member."""
+    if check is None or rows == no:
+        return ""
+    if not rows:
+        return f" (no {check.unit} of it passed its check)"
+    passed = f"its lines 0-{rows - 1} passed the checks of its {check.unit}s"
+    if kept == rows:
+        return f" ({passed})"
+    if kept:
+        return f" (the shards that end by line {rows - 1}: {passed})"
+    return f" ({passed}, but its first shard reaches past them)"
 
 
 def _text_table(items, id_type):
@@ -85,11 +148,11 @@ def read_text(source, shard_bytes, shard_rows, txt_docs="line", is_done=None,
               id_type="string"):
     """Yield ``DocBatch`` ranges of a text file (documents per ``txt_docs``), ranges
     ``is_done(source, start, stop)`` says are complete as ``(start, stop)``. A truncated or
-    corrupt file yields what it could read, then raises ReadFailure."""
+    corrupt file yields what it could read and verify, then raises ReadFailure."""
     if txt_docs not in TXT_DOCS:
         raise ValueError(f"txt_docs must be one of {', '.join(TXT_DOCS)}, got {txt_docs!r}")
     for start, stop, items in line_ranges(source, shard_bytes, shard_rows,
-                                          txt_docs == "paragraph"):
+                                          txt_docs == "paragraph", strip_bom=True):
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue

@@ -189,6 +189,19 @@ def stale_entries(out_dir, entries, config_id, inputs, errors, columns=None, sou
     return stale
 
 
+def unverified_entries(entries, errors):
+    """The ``entries`` of shards that reach past the verified rows of their input, an input
+    that failed part way (``ReadError.verified_rows``: a corrupt or truncated compressed file
+    is known sound only up to the end of its last member that passed its check). They are
+    not kept: the run manifest leaves them out and they are removed with the stale ones."""
+    verified = {}
+    for e in errors:
+        if isinstance(e, ReadError) and e.verified_rows is not None:
+            verified[e.source] = min(e.verified_rows, verified.get(e.source, e.verified_rows))
+    return [e for e in entries
+            if e["source"] in verified and e["rows"][1] > verified[e["source"]]]
+
+
 def remove_shards(out_dir, entries):
     """Delete the shard, rejects and entry files of ``entries`` (the entry last: a crash
     leaves it, and so the knowledge of what to delete)."""

@@ -17,9 +17,9 @@ from corpustok.pipeline.config import TokenizeConfig, config_hash
 from corpustok.pipeline.inputs import columns_for, mapping_of, source_name
 from corpustok.pipeline.outdir import META_DIR, RUN_MANIFEST
 from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS,
-                                     ReadError, plan_units, read_unit, shard_name)
+                                     ReadError, ReadFailure, plan_units, read_unit, shard_name)
 from corpustok.pipeline.shards import (load_entry, remove_shards, run_manifest, stale_entries,
-                                       write_json, write_shard)
+                                       unverified_entries, write_json, write_shard)
 from corpustok.pipeline.tokenize import (DEFAULT_MAX_DOC_BYTES, kept_tokenizer, load_tokenizer,
                                         tokenize_batch)
 from corpustok.pipeline.workers import freeze_in_local_worker
@@ -94,7 +94,8 @@ class ReadUnit(beam.DoFn):
             _counter("read_errors").inc()
             where = f"row group {unit.row_group}: " if unit.kind == "parquet" else ""
             yield beam.pvalue.TaggedOutput(
-                ERRORS, ReadError(files.shown(unit.source), f"{where}{type(e).__name__}: {e}"))
+                ERRORS, ReadError(files.shown(unit.source), f"{where}{type(e).__name__}: {e}",
+                                  e.verified_rows if isinstance(e, ReadFailure) else None))
 
 
 class ReadDocuments(beam.PTransform):
@@ -230,7 +231,10 @@ class WriteRunManifest(beam.PTransform):
     """Shard entries and ``ReadError`` elements (one PCollection or a tuple of them) -> the
     run manifest (``.corpustok/manifest.json``), written once every shard is done (the
     COMPLETED marker); outputs the manifest dict. ``errors``: read errors known when the
-    pipeline is built (inputs whose plan failed).
+    pipeline is built (inputs whose plan failed). The shards of an input that failed part
+    way which reach past its verified rows (``ReadError.verified_rows``: a corrupt compressed
+    file's lines after its last verified member) are left out of the manifest and removed
+    with the superseded ones; a rerun makes and removes them again, to the same folder.
 
     One terminal step on a single input: every element goes to one key of a GroupByKey (with
     a start element, so an empty run still writes its manifest), and no side input, which
@@ -256,14 +260,17 @@ class WriteRunManifest(beam.PTransform):
         def write(_, items):
             entry_list = [x for x in items if isinstance(x, dict)]
             error_list = planned + [x for x in items if isinstance(x, ReadError)]
-            # The manifest first: a crash between the two leaves the stale shards' entries,
-            # which the next run removes in turn.
+            unverified = unverified_entries(entry_list, error_list)
+            dropped = {x["shard"] for x in unverified}
+            entry_list = [x for x in entry_list if x["shard"] not in dropped]
+            # The manifest first: a crash between the two leaves the stale (or unverified)
+            # shards' entries, which the next run removes in turn.
             stale = stale_entries(out_dir, entry_list, config_id, inputs, error_list,
                                   meta[1].get("columns"), meta[1].get("sources"))
             manifest = run_manifest(entry_list, error_list, *meta, superseded=stale)
             files.makedirs(files.join(out_dir, META_DIR))
             write_json(files.join(out_dir, RUN_MANIFEST), manifest, run_id)
-            remove_shards(out_dir, stale)
+            remove_shards(out_dir, stale + unverified)
             return manifest
 
         start = pcolls[0].pipeline | "Start" >> beam.Create([None])

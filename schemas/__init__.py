@@ -63,8 +63,7 @@ REJECT_REASONS = {
     "null_text": "the text is null",
     "empty_text": "the text is empty",
     "bad_json": "the JSONL line is not valid JSON (or nested too deep to parse)",
-    "bad_id": "the id is not valid Unicode text (e.g. a lone surrogate escape), or not an "
-              "integer of int64's range in a job of integer ids",
+    "bad_id": "the id is not valid Unicode text (e.g. a lone surrogate escape)",
     "bad_record": "the JSON value is not an object with a string text field and an id",
 }
 

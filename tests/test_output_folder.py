@@ -133,8 +133,14 @@ def test_jsonl_ids_that_are_not_integers_in_an_integer_job(gpt2_file, tmp_path):
     src.write_text("".join(json.dumps({"uid": u, "text": "t"}) + "\n"
                            for u in (1, "2", 2.5, True, 2 ** 63, -2 ** 63)))
     r = tokenize([str(src)], str(tmp_path / "out"), gpt2_file, id_column="uid")
-    assert r.manifest["totals"]["rejects"] == {"bad_id": 4}
-    assert pq.read_table(str(tmp_path / "out")).column("id").to_pylist() == [1, -2 ** 63]
+    [err] = r.manifest["errors"]  # the file fails at its first such id, named, no rejects
+    assert err["source"] == str(src) and 'line 1: id "2"' in err["error"]
+    assert r.manifest["totals"]["rejects"] == {} and r.manifest["totals"]["shards"] == 0
+    src.write_text("".join(json.dumps({"uid": u, "text": "t"}) + "\n"
+                           for u in (1, 7.0, 1e2, -2 ** 63)))
+    r = tokenize([str(src)], str(tmp_path / "out"), gpt2_file, id_column="uid")
+    assert r.ok
+    assert pq.read_table(str(tmp_path / "out")).column("id").to_pylist() == [1, 7, 100, -2 ** 63]
     big = tmp_path / "big.parquet"  # uint64 past int64's range: that file fails, named
     pq.write_table(pa.table({"uid": pa.array([1, 2 ** 64 - 1], pa.uint64()), "text": ["a", "b"]}),
                    big)
