@@ -95,7 +95,8 @@ def _cmd_tokenize(args, beam_args):
                           worker_log=log, on_remove=_say_removed,
                           on_tokenizer=lambda tok: _say_casing("tokenize", args, tok),
                           max_reject_fraction=args.max_reject_fraction,
-                          stdin_format=args.stdin_format, id_type=args.id_type)
+                          stdin_format=args.stdin_format, id_type=args.id_type,
+                          keep_columns=args.keep_columns)
     print(summary(result))
     from corpustok.pipeline.outdir import RUN_MANIFEST
     print(f"  output     {files.shown(files.join(args.out, RUN_MANIFEST))}")

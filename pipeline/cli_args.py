@@ -196,6 +196,12 @@ def build_parser():
     _add_read_options(tk)
     _add_tokenizer_options(tk)
     tk.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    tk.add_argument("--keep-column", action="append", default=[], metavar="NAME[:TYPE]",
+                    dest="keep_columns",
+                    help="a column (Parquet) or field (JSONL) to carry into the shards beside "
+                         "the tokens, e.g. lang, url, quality:float64; a.b is field b of "
+                         "struct/object a; TYPE string (default: JSON values as written), "
+                         "int64, float64 or bool; missing: null; repeat for more")
     tk.add_argument("--bos", metavar="ID|TOKEN",
                     help="id (or token string) put before every document")
     tk.add_argument("--eos", metavar="ID|TOKEN",

@@ -20,7 +20,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-OMITTED_WHEN_NONE = ("columns", "txt_docs")
+OMITTED_WHEN_NONE = ("columns", "txt_docs", "keep_columns")
 # Recorded with the configuration but not hashed: each is part of its inputs' identity
 # instead (``columns``, ``sources``: hashed into those inputs' shard names), or a label
 # (``tokenizer_name``: the tokenizer itself is ``tokenizer_sha256``).
@@ -53,6 +53,7 @@ class TokenizeConfig:
     tokenizer_name: Optional[str] = None  # a label: the file's name, or the known vocabulary's
     sources: Optional[dict] = None  # {shown input: its name in the shards' source column}
     layout: int = 3  # outdir.LAYOUT: where the shards lie and how they are named
+    keep_columns: Optional[list] = None  # ["NAME:TYPE", ...]: read_spec.KeepColumn
 
     def to_dict(self) -> dict:
         """The dict written to manifests (and hashed)."""

@@ -27,14 +27,18 @@ class DocBatch:
     has_ids: bool = True
 
 
-def documents(ids, texts, rows, replaced=None, id_type="string") -> pa.Table:
+def documents(ids, texts, rows, replaced=None, id_type="string", kept=()) -> pa.Table:
     """A DOCUMENTS table with ids of kind ``id_type`` (a checked cast: a Parquet uint64 past
-    int64's range fails the file); the text keeps its Arrow type (no copy: it may be 100 MB)."""
+    int64's range fails the file); the text keeps its Arrow type (no copy: it may be 100 MB).
+    ``kept``: ``(KeepColumn, array)`` pairs, columns appended after DOCUMENTS' own."""
     n = len(rows)
-    return pa.table({
+    columns = {
         "id": pc.cast(ids, ID_KINDS[id_type]),
         "text": texts,
         "row": pa.array(rows, pa.int64()),
         "replaced": pa.array(np.zeros(n, np.int64) if replaced is None else replaced,
                              pa.int64()),
-    })
+    }
+    for keep, values in kept:
+        columns[keep.name] = values
+    return pa.table(columns)

@@ -251,6 +251,7 @@ def _file_id_kind(path, id_column):
         if id_column not in schema.names:
             return None
         t = schema.field(id_column).type
+        t = t.value_type if pa.types.is_dictionary(t) else t
         return "int64" if pa.types.is_integer(t) else \
             "string" if pa.types.is_string(t) or pa.types.is_large_string(t) else None
     with files.open_lines(path) as f:

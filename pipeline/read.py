@@ -15,6 +15,7 @@ from typing import Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpustok._arrow import decode_replacing, string_array, utf8_batch
 from corpustok.pipeline.compression import strip_compression
@@ -23,16 +24,17 @@ from corpustok.schemas import (ID_KINDS, REJECTS, InputFormatError, check_docume
 
 from corpustok.pipeline import files, progress
 from corpustok.pipeline.documents import DocBatch, documents
+from corpustok.pipeline.read_spec import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, KeepColumn,
+                                          ReadSpec)
 from corpustok.pipeline.read_text import ReadFailure, line_ranges, read_text
 
-DEFAULT_SHARD_BYTES = 64 << 20  # text bytes per shard
-DEFAULT_SHARD_ROWS = 1 << 20
 INT64_MAX = (1 << 63) - 1
 PARQUET_EXTS = (".parquet", ".pq")
 JSONL_EXTS = (".jsonl", ".json", ".ndjson")
 TXT_EXTS = (".txt",)
-__all__ = ["DocBatch", "ReadError", "ReadFailure", "Unit", "input_kind", "shard_name",
-           "plan_units", "read_unit", "read_jsonl", "read_documents", "READ_ERRORS"]
+__all__ = ["DocBatch", "ReadError", "ReadFailure", "ReadSpec", "KeepColumn", "Unit",
+           "input_kind", "shard_name", "plan_units", "read_unit", "read_jsonl", "read_documents",
+           "READ_ERRORS", "DEFAULT_SHARD_BYTES", "DEFAULT_SHARD_ROWS"]
 
 
 @dataclass
@@ -94,32 +96,35 @@ def shard_name(source: str, start: int, stop: int, config_id: str, mapping=None,
     return f"part-{digest[:10]}-{config_id[:8]}-{start:010d}-{stop:010d}"
 
 
-def parquet_units(path, id_column, text_column, shard_bytes, shard_rows):
+def parquet_units(path, spec: ReadSpec):
     """One ``Unit`` per row group of ``path``, with the slice size that keeps a shard near
-    ``shard_bytes`` of (uncompressed) text. Raises on an unreadable footer or bad columns."""
+    ``spec.shard_bytes`` of (uncompressed) text. Raises on an unreadable footer or bad
+    columns."""
     with files.parquet_file(path) as pf:
-        check_document_columns(pf.schema_arrow, id_column, text_column, files.shown(path))
+        check_document_columns(pf.schema_arrow, spec.id_column, spec.text_column,
+                               files.shown(path))
         md = pf.metadata
     # The text column's Parquet leaf (exact path first: column names may contain dots).
     paths = [md.schema.column(i).path for i in range(md.num_columns)]
-    leaf = paths.index(text_column) if text_column in paths else \
-        next(i for i, p in enumerate(paths) if p.split(".")[0] == text_column)
+    text = spec.text_column
+    leaf = paths.index(text) if text in paths else \
+        next(i for i, p in enumerate(paths) if p.split(".")[0] == text)
     units = []
     first = 0
     for rg in range(md.num_row_groups):
         g = md.row_group(rg)
         nbytes = max(1, g.column(leaf).total_uncompressed_size)
-        per = max(1, min(shard_rows, g.num_rows * shard_bytes // nbytes))
+        per = max(1, min(spec.shard_rows, g.num_rows * spec.shard_bytes // nbytes))
         units.append(Unit(path, "parquet", rg, first, int(per)))
         first += g.num_rows
     return units
 
 
-def plan_units(path, id_column, text_column, shard_bytes, shard_rows):
+def plan_units(path, spec: ReadSpec):
     """Reading units of one input file (JSONL and text files are one sequential unit)."""
     kind = input_kind(path)
     if kind == "parquet":
-        return parquet_units(path, id_column, text_column, shard_bytes, shard_rows)
+        return parquet_units(path, spec)
     return [Unit(path, kind)]
 
 
@@ -130,14 +135,14 @@ def unit_ranges(unit: Unit, num_rows: int):
             for a in range(0, num_rows, step)]
 
 
-def read_parquet_unit(unit: Unit, id_column, text_column, is_done=None, id_type="string"):
+def read_parquet_unit(unit: Unit, spec: ReadSpec, is_done=None):
     """Yield ``DocBatch`` slices of one row group (bounded: streamed in record batches), or
     ``(start, stop)`` tuples for slices ``is_done(source, start, stop)`` says are complete."""
     with files.parquet_file(unit.source) as pf:
-        yield from _read_row_group(pf, unit, id_column, text_column, is_done, id_type)
+        yield from _read_row_group(pf, unit, spec, is_done)
 
 
-def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
+def _read_row_group(pf, unit: Unit, spec: ReadSpec, is_done):
     num_rows = pf.metadata.row_group(unit.row_group).num_rows
     ranges = unit_ranges(unit, num_rows)
     done = [bool(is_done and is_done(unit.source, a, b)) for a, b in ranges]
@@ -151,7 +156,11 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
     pending = []
     have = 0
     k = 0
-    columns = [text_column] if id_column is None else [id_column, text_column]
+    id_column, text_column = spec.id_column, spec.text_column
+    names = pf.schema_arrow.names
+    columns = list(dict.fromkeys(([] if id_column is None else [id_column]) + [text_column] +
+                                 [c for c in (_top_column(names, keep.name) for keep in spec.keep)
+                                  if c is not None]))
     batches = pf.iter_batches(batch_size=min(unit.rows_per_shard, 65536),
                               row_groups=[unit.row_group], columns=columns, use_threads=False)
     for rb in batches:
@@ -164,10 +173,11 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
             if not done[k]:
                 piece = t.slice(0, b - a)
                 ids = pa.nulls(b - a, pa.large_string()) if id_column is None else \
-                    piece.column(id_column)
+                    _decoded(piece.column(id_column))
+                kept = [(keep, _kept_parquet(piece, keep, unit.source)) for keep in spec.keep]
                 yield DocBatch(unit.source, a, b, documents(
-                    ids, piece.column(text_column), np.arange(a, b), id_type=id_type),
-                    has_ids=id_column is not None)
+                    ids, _decoded(piece.column(text_column)), np.arange(a, b),
+                    id_type=spec.id_type, kept=kept), has_ids=id_column is not None)
             rest = t.slice(b - a)
             pending = rest.to_batches()
             have = rest.num_rows
@@ -175,6 +185,52 @@ def _read_row_group(pf, unit: Unit, id_column, text_column, is_done, id_type):
     if k != len(ranges):
         raise InputFormatError(f"row group {unit.row_group} ended early: the footer "
                                f"promises {num_rows} rows")
+
+
+def _decoded(column):
+    """A column with its dictionary encoding undone (pandas categoricals: the values)."""
+    if pa.types.is_dictionary(column.type):
+        return pc.cast(column, column.type.value_type)
+    return column
+
+
+def _top_column(names, name):
+    """The top-level column a kept column is read from: ``name`` itself, or the struct its
+    first dotted part names; None when the file has neither (the values are null)."""
+    if name in names:
+        return name
+    top = name.split(".")[0]
+    return top if top != name and top in names else None
+
+
+def _kept_parquet(table, keep: KeepColumn, source):
+    """The kept column ``keep`` of a Parquet slice, of its declared type (nulls where the file
+    has no such column or field); InputFormatError when its values cannot be that type."""
+    names = table.schema.names
+    top = _top_column(names, keep.name)
+    if top is None:
+        return pa.nulls(table.num_rows, keep.arrow_type)
+    column = table.column(top)
+    if top != keep.name:
+        for part in keep.name.split(".")[1:]:
+            column = _decoded(column)
+            if not pa.types.is_struct(column.type) or column.type.get_field_index(part) < 0:
+                return pa.nulls(table.num_rows, keep.arrow_type)
+            column = pc.struct_field(column, part)
+    column = _decoded(column)
+    t = column.type
+    fits = {"string": lambda: pa.types.is_string(t) or pa.types.is_large_string(t) or
+            pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t),
+            "int64": lambda: pa.types.is_integer(t) or pa.types.is_floating(t),
+            "float64": lambda: pa.types.is_integer(t) or pa.types.is_floating(t),
+            "bool": lambda: pa.types.is_boolean(t)}[keep.type]()
+    try:
+        if not fits:
+            raise pa.ArrowInvalid(f"a column of type {t}")
+        return pc.cast(column, keep.arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise InputFormatError(f"{files.shown(source)}: --keep-column {keep}: {keep.name!r} "
+                               f"cannot be read as {keep.type} ({e})") from None
 
 
 class _Number(str):
@@ -202,19 +258,32 @@ def _id_text(value):
     return str(value)  # str() of a _Number: a plain str of its text
 
 
+def _exact_int64(value):
+    """``value`` (a parsed JSON value) as an integer of int64's range when it is exactly one
+    (an ``int``, or a number such as ``7.0`` or ``1e2``), else None."""
+    if type(value) is int:
+        return value if -INT64_MAX - 1 <= value <= INT64_MAX else None
+    if type(value) is _Number:
+        number = decimal.Decimal(value)  # NaN and Infinity too: not finite
+        if number.is_finite() and number == number.to_integral_value() and \
+                number.adjusted() < 19:  # no int() of 1e999999999
+            value = int(number)
+            return value if -INT64_MAX - 1 <= value <= INT64_MAX else None
+    return None
+
+
 def _int64_id(value, no, id_column):
     """An integer job's id from a JSON id that is not an ``int`` of int64's range: a number
     whose value is exactly such an integer (``7.0``, ``1e2``). Anything else (a string,
     ``7.5``, ``true``, a number past int64's range) raises ``_IdNotInteger``: a file holding
     ids the job's type cannot hold fails there, named, rather than losing rows as rejects."""
-    integral = type(value) is int
-    if type(value) is _Number:
-        number = decimal.Decimal(value)  # NaN and Infinity too: not finite
-        integral = number.is_finite() and number == number.to_integral_value()
-        if integral and number.adjusted() < 19:  # no int() of 1e999999999
-            value = int(number)
-            if -INT64_MAX - 1 <= value <= INT64_MAX:
-                return value
+    exact = _exact_int64(value)
+    if exact is not None:
+        return exact
+    integral = type(value) is int or (type(value) is _Number and
+                                      decimal.Decimal(value).is_finite() and
+                                      decimal.Decimal(value) ==
+                                      decimal.Decimal(value).to_integral_value())
     shown = json.dumps(value[:100]) if type(value) is str else _id_text(value)
     what = "past int64's range" if integral else "not an integer"
     raise _IdNotInteger(f"line {no}: id {shown[:100]} (field {id_column!r}) is {what}, but "
@@ -227,7 +296,7 @@ def _json_kind(value):
     return "float" if type(value) is _Number else type(value).__name__
 
 
-def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_type="string"):
+def _parse_lines(source, lines, spec: ReadSpec, check_fields=False):
     """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table, ids of
     kind ``id_type``: with integer ids an id must be an exact integer of int64's range (a JSON
     integer, or a number such as ``7.0`` or ``1e2``), anything else raises ``_IdNotInteger``;
@@ -237,8 +306,11 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
 
     With ``check_fields`` (a file's first range), raise InputFormatError when no JSON object has
     both fields: the names are wrong for the whole file (as a missing Parquet column), not
-    a few bad records. ``id_column`` None: the records have no ids (null ids)."""
+    a few bad records. ``id_column`` None: the records have no ids (null ids). The kept
+    fields (``spec.keep``) are read as their declared types (``_kept_json``)."""
+    id_column, text_column, id_type = spec.id_column, spec.text_column, spec.id_type
     ids, texts, rows, replaced = [], [], [], []
+    kept = [[] for _ in spec.keep]
     rej = {"id": [], "row": [], "reason": [], "detail": []}
     objects = lacking = 0
     keys = {}  # field names of the objects that lack one, in order of appearance
@@ -304,6 +376,8 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
         texts.append(text)
         rows.append(no)
         replaced.append(fixed)
+        for values, keep in zip(kept, spec.keep):
+            values.append(_kept_json(rec, keep, no))
     if check_fields and objects and lacking == objects:
         seen = ", ".join(list(keys)[:20]) or "none"
         wanted = f"the text field {text_column!r}" if id_column is None else \
@@ -317,7 +391,9 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
     if tb.replaced is not None:
         rep = rep + tb.replaced
     text_arr = string_array(tb.offsets, tb.data, tb.valid)
-    docs = documents(pa.array(ids, ID_KINDS[id_type]), text_arr, rows, rep, id_type)
+    docs = documents(pa.array(ids, ID_KINDS[id_type]), text_arr, rows, rep, id_type,
+                     [(keep, pa.array(values, keep.arrow_type))
+                      for keep, values in zip(spec.keep, kept)])
     shown = files.shown(source)
     rejects = pa.table({"id": pa.array(rej["id"], ID_KINDS[id_type]),
                         "source": pa.array([shown] * len(rej["row"]), pa.string()),
@@ -328,38 +404,67 @@ def _parse_lines(source, lines, id_column, text_column, check_fields=False, id_t
     return docs, rejects
 
 
-def read_jsonl(source, id_column, text_column, shard_bytes, shard_rows, is_done=None,
-               id_type="string"):
+def _kept_json(rec, keep: KeepColumn, no):
+    """The value of kept field ``keep`` in record ``rec`` (line ``no``), of its declared
+    type: null when absent; a string keeps a JSON value's text as written (an object or an
+    array as compact JSON); an integer must be exact, a float any number; anything else
+    fails the file (``_IdNotInteger``'s kind: one clear refusal, not a silent null)."""
+    value = rec.get(keep.name)
+    if value is None and keep.name not in rec and "." in keep.name:
+        value = rec
+        for part in keep.name.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+    if value is None:
+        return None
+    kind = keep.type
+    if kind == "string":
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return value if type(value) is str else _id_text(value)
+    if kind == "bool" and type(value) is bool:
+        return value
+    if kind == "int64" and type(value) is not bool:
+        exact = _exact_int64(value)
+        if exact is not None:
+            return exact
+    if kind == "float64" and type(value) is not bool and isinstance(value, (int, _Number)):
+        return float(value)
+    shown = "..." if isinstance(value, (dict, list)) else \
+        json.dumps(value[:60]) if type(value) is str else _id_text(value)[:60]
+    raise _IdNotInteger(f"line {no}: field {keep.name!r} is {shown} (a {_json_kind(value)}), "
+                        f"not a {kind} of --keep-column {keep}")
+
+
+def read_jsonl(source, spec: ReadSpec, is_done=None):
     """Yield ``DocBatch`` ranges of a JSONL file (plain, .gz or .zst), read sequentially;
-    a range ends when it holds ``shard_bytes`` of line bytes or ``shard_rows`` lines. Ranges
-    ``is_done(source, start, stop)`` says are complete are yielded as ``(start, stop)``
-    without parsing. A truncated or corrupt file yields what it could read and verify, then
-    raises ``ReadFailure``; an id an integer job cannot hold raises InputFormatError after
-    the ranges before its own (the message says which lines those are)."""
-    for start, stop, lines in line_ranges(source, shard_bytes, shard_rows):
+    a range ends when it holds ``spec.shard_bytes`` of line bytes or ``spec.shard_rows``
+    lines. Ranges ``is_done(source, start, stop)`` says are complete are yielded as
+    ``(start, stop)`` without parsing. A truncated or corrupt file yields what it could read
+    and verify, then raises ``ReadFailure``; an id an integer job cannot hold (or a kept
+    field its type cannot) raises InputFormatError after the ranges before its own (the
+    message says which lines those are)."""
+    for start, stop, lines in line_ranges(source, spec.shard_bytes, spec.shard_rows):
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue
         try:
-            docs, rejects = _parse_lines(source, lines, id_column, text_column, start == 0,
-                                         id_type)
+            docs, rejects = _parse_lines(source, lines, spec, start == 0)
         except _IdNotInteger as e:
             held = f"lines 0-{start - 1} are in the shards" if start else \
                 "no line of it is in the shards"
             raise InputFormatError(f"{e}; {held}, the rest of the file is not") from e
-        yield DocBatch(source, start, stop, docs, rejects, has_ids=id_column is not None)
+        yield DocBatch(source, start, stop, docs, rejects,
+                       has_ids=spec.id_column is not None)
 
 
-def read_unit(unit: Unit, id_column, text_column, shard_bytes, shard_rows, is_done=None,
-              id_type="string", txt_docs="line"):
-    """``DocBatch`` ranges (or done ``(start, stop)`` pairs) of one reading unit, ids of kind
-    ``id_type``; a text file's documents per ``txt_docs`` (``read_text``)."""
+def read_unit(unit: Unit, spec: ReadSpec, is_done=None):
+    """``DocBatch`` ranges (or done ``(start, stop)`` pairs) of one reading unit, as ``spec``
+    says (a text file's documents per ``spec.txt_docs``: ``read_text``)."""
     if unit.kind == "txt":
-        return read_text(unit.source, shard_bytes, shard_rows, txt_docs, is_done, id_type)
+        return read_text(unit.source, spec, is_done)
     if unit.kind == "jsonl":
-        return read_jsonl(unit.source, id_column, text_column, shard_bytes, shard_rows, is_done,
-                          id_type)
-    return read_parquet_unit(unit, id_column, text_column, is_done, id_type)
+        return read_jsonl(unit.source, spec, is_done)
+    return read_parquet_unit(unit, spec, is_done)
 
 
 # What makes an input unreadable (counted against that file; the job goes on): I/O (OSError,
@@ -371,13 +476,17 @@ READ_ERRORS = (OSError, ReadFailure, InputFormatError, pa.ArrowInvalid,
 
 
 def read_documents(path, id_column="id", text_column="text", shard_bytes=DEFAULT_SHARD_BYTES,
-                   shard_rows=DEFAULT_SHARD_ROWS, id_type="string", txt_docs="line"):
-    """All ``DocBatch`` ranges of one input file, in order, without Beam. Raises
-    InputFormatError (a ValueError) naming the file when it cannot be read."""
+                   shard_rows=DEFAULT_SHARD_ROWS, id_type="string", txt_docs="line", keep=(),
+                   spec=None):
+    """All ``DocBatch`` ranges of one input file, in order, without Beam, read as ``spec``
+    says (default: a spec of the other arguments). Raises InputFormatError (a ValueError)
+    naming the file when it cannot be read."""
+    if spec is None:
+        spec = ReadSpec(id_column, text_column, id_type, txt_docs, shard_bytes, shard_rows,
+                        tuple(keep))
     try:
-        for unit in plan_units(path, id_column, text_column, shard_bytes, shard_rows):
-            yield from read_unit(unit, id_column, text_column, shard_bytes, shard_rows,
-                                 id_type=id_type, txt_docs=txt_docs)
+        for unit in plan_units(path, spec):
+            yield from read_unit(unit, spec)
     except READ_ERRORS as e:
         if isinstance(e, InputFormatError) and e.path is not None:
             raise  # already names the file

@@ -127,8 +127,9 @@ def _why(no, rows, kept, check):
     return f" ({passed}, but its first shard reaches past them)"
 
 
-def _text_table(items, id_type):
-    """DOCUMENTS of ``(row, raw)`` items: null ids, the text without its last line break."""
+def _text_table(items, spec):
+    """DOCUMENTS of ``(row, raw)`` items: null ids, the text without its last line break, null
+    kept columns (a text file has no fields)."""
     texts, rows, replaced = [], [], []
     for row, raw in items:
         raw = raw.rstrip(b"\r\n")
@@ -140,20 +141,23 @@ def _text_table(items, id_type):
         rows.append(row)
         replaced.append(fixed)
     tb = utf8_batch(texts)
-    return documents(pa.nulls(len(rows), ID_KINDS[id_type]),
-                     string_array(tb.offsets, tb.data, tb.valid), rows, replaced, id_type)
+    n = len(rows)
+    return documents(pa.nulls(n, ID_KINDS[spec.id_type]),
+                     string_array(tb.offsets, tb.data, tb.valid), rows, replaced, spec.id_type,
+                     [(keep, pa.nulls(n, keep.arrow_type)) for keep in spec.keep])
 
 
-def read_text(source, shard_bytes, shard_rows, txt_docs="line", is_done=None,
-              id_type="string"):
-    """Yield ``DocBatch`` ranges of a text file (documents per ``txt_docs``), ranges
+def read_text(source, spec, is_done=None):
+    """Yield ``DocBatch`` ranges of a text file (documents per ``spec.txt_docs``; sizes,
+    id type and kept columns from ``spec``, a ``read_spec.ReadSpec``), ranges
     ``is_done(source, start, stop)`` says are complete as ``(start, stop)``. A truncated or
     corrupt file yields what it could read and verify, then raises ReadFailure."""
-    if txt_docs not in TXT_DOCS:
-        raise ValueError(f"txt_docs must be one of {', '.join(TXT_DOCS)}, got {txt_docs!r}")
-    for start, stop, items in line_ranges(source, shard_bytes, shard_rows,
-                                          txt_docs == "paragraph", strip_bom=True):
+    if spec.txt_docs not in TXT_DOCS:
+        raise ValueError(f"txt_docs must be one of {', '.join(TXT_DOCS)}, got "
+                         f"{spec.txt_docs!r}")
+    for start, stop, items in line_ranges(source, spec.shard_bytes, spec.shard_rows,
+                                          spec.txt_docs == "paragraph", strip_bom=True):
         if is_done and is_done(source, start, stop):
             yield (start, stop)
             continue
-        yield DocBatch(source, start, stop, _text_table(items, id_type), has_ids=False)
+        yield DocBatch(source, start, stop, _text_table(items, spec), has_ids=False)

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from corpustok.schemas import ID_KINDS
+from corpustok.schemas import DOCUMENTS, ID_KINDS, TOKENS
 from corpustok.threads import check_threads
 
 from corpustok.pipeline import files
@@ -21,7 +21,8 @@ from corpustok.pipeline.inputs import STDIN_NAME, job_id_type, resolve_inputs, s
 from corpustok.pipeline.outdir import (LAYOUT, RUN_MANIFEST, OutputClaim, check_out_dir,
                                        entry_names, job_record, not_writable)
 from corpustok.pipeline.progress import Progress
-from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, input_kind
+from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, KeepColumn,
+                                     input_kind)
 from corpustok.pipeline.runners import beam_options, dask_cluster, runs_here, wait
 from corpustok.pipeline.shards import load_entry, write_json
 from corpustok.pipeline.tokenize import (COMPILE_NOTICE_AFTER, DEFAULT_MAX_DOC_BYTES,
@@ -184,7 +185,7 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
              beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE, threads=1,
              progress=False, mode=None, worker_log=None, on_remove=None,
              on_tokenizer=None, max_reject_fraction=DEFAULT_MAX_REJECT_FRACTION,
-             stdin_format="jsonl", stdin=None, id_type="auto") -> RunResult:
+             stdin_format="jsonl", stdin=None, id_type="auto", keep_columns=()) -> RunResult:
     """Tokenize ``inputs`` (a file or glob, or a list of them, each optionally with its
     columns: ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return
     the result. ``tokenizer``: a tokenizer file or folder (what ``--tokenizer`` takes), a
@@ -207,7 +208,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
     reads ``stdin`` (default: the process's standard input), in format ``stdin_format``
     (``jsonl`` or ``txt``), spooled to a temporary file named by its content. ``id_type``:
     ``auto`` (integers when every input's first ids are, else strings), ``string`` or
-    ``int64``.
+    ``int64``. ``keep_columns``: columns or nested fields carried into the shards
+    (``NAME[:TYPE]``, see ``read_spec``).
     """
     begin = time.perf_counter()
     inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
@@ -219,7 +221,8 @@ def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", 
                          txt_docs=txt_docs, beam_args=tuple(beam_args), workers=workers,
                          local_mode=local_mode, threads=threads, progress=progress, mode=mode,
                          worker_log=worker_log, on_remove=on_remove, on_tokenizer=on_tokenizer,
-                         max_reject_fraction=max_reject_fraction, id_type=id_type)
+                         max_reject_fraction=max_reject_fraction, id_type=id_type,
+                         keep_columns=_keep_columns(keep_columns))
     try:
         return _tokenize(inputs, os.fspath(out_dir), tokenizer_spec(tokenizer), spooled, begin,
                          options)
@@ -253,6 +256,7 @@ class RunOptions:
     on_tokenizer: Optional[Callable]
     max_reject_fraction: float
     id_type: str
+    keep_columns: tuple  # of read_spec.KeepColumn
 
 
 def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
@@ -285,7 +289,8 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
                             txt_docs,
                             vocab_size=int(tok.vocab_size),
                             tokenizer_name=tokenizer_name(tokenizer, tok_sha), sources=names,
-                            layout=LAYOUT)
+                            layout=LAYOUT,
+                            keep_columns=[str(k) for k in o.keep_columns] or None)
     compiling = warm_up(tok, o.threads, _compile_notice if o.progress else None) \
         if runs_here(options, runner) else 0.0
     if o.progress and compiling > COMPILE_NOTICE_AFTER:
@@ -341,6 +346,20 @@ def _say(line):
 def _compile_notice(after):
     _say("compiling the kernels for this tokenizer (the first run of its family on this "
          "machine; Numba caches them for later runs) ...")
+
+
+def _keep_columns(given):
+    """The kept columns (``NAME[:TYPE]`` strings or ``KeepColumn``s) as ``KeepColumn``s;
+    ValueError for a name given twice or one the shards' own columns have."""
+    keep = tuple(k if isinstance(k, KeepColumn) else KeepColumn.parse(k) for k in given)
+    names = [k.name for k in keep]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"--keep-column {name!r} is given twice")
+        if name in TOKENS.names or name in DOCUMENTS.names:
+            raise ValueError(f"--keep-column {name!r}: the shards have a column of that name; "
+                             "keep another")
+    return keep
 
 
 def _id_type(chosen, paths, id_column, columns):

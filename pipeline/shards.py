@@ -67,7 +67,7 @@ def stage_tokens(path, table: pa.Table, run_id=None, tmp_dir=None) -> files.Stag
     under a temporary name (in ``tmp_dir``), not yet at ``path``: one row group, written with
     ``TOKEN_PARQUET``. Each column goes in as one chunk, so the file's bytes depend on the
     rows alone, not on how the table was put together."""
-    check_table(table, TOKENS, files.shown(path))
+    check_table(table, TOKENS, files.shown(path), extra=None)  # kept columns after them
     table = pa.Table.from_arrays([one_array(c) for c in table.columns], schema=table.schema)
     return files.stage(path, lambda f: pq.write_table(
         table, f, row_group_size=max(1, table.num_rows), **TOKEN_PARQUET), run_id, tmp_dir)

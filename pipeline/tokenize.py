@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpustok._arrow import decode_replacing, list_array, one_array, utf8_batch
-from corpustok.schemas import REJECTS, TOKENS, with_id_type
+from corpustok.schemas import DOCUMENTS, REJECTS, TOKENS, with_id_type
 
 from corpustok.pipeline import files
 from corpustok.pipeline.documents import DocBatch
@@ -283,6 +283,8 @@ def tokenize_batch(tok, batch: DocBatch, bos=None, eos=None,
     table = pa.Table.from_arrays([t.column("id"), tokens, pa.array(np.diff(offsets)),
                                   pa.array(nbytes), pa.array(replaced), source, t.column("row")],
                                  schema=schema)
+    for name in t.schema.names[len(DOCUMENTS):]:  # the kept columns, after TOKENS' own
+        table = table.append_column(t.schema.field(name), t.column(name))
     rejects = batch.rejects.cast(rejects_schema)
     if rejects.num_rows:
         at = rejects.schema.get_field_index("source")

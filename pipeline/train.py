@@ -29,7 +29,7 @@ from corpustok.pipeline.progress import Progress
 from corpustok.pipeline.runners import runs_here
 from corpustok.pipeline.tokenize import COMPILE_NOTICE_AFTER, WARM_UP_TEXTS
 from corpustok.pipeline.inputs import resolve_inputs, stdin_spooled
-from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS
+from corpustok.pipeline.read import DEFAULT_SHARD_BYTES, ReadSpec
 from corpustok.pipeline.shards import write_json
 from corpustok.pipeline.workers import DEFAULT_LOCAL_MODE, local_workers_env
 
@@ -207,9 +207,10 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
         if progress and compiling > COMPILE_NOTICE_AFTER:
             _say(f"compiled in {compiling:.1f} s (cached for later runs)")
         try:
-            args = (None, text_column, shard_bytes, DEFAULT_SHARD_ROWS, columns)  # no ids
-            units, planned = plan_inputs(paths, *args)
-            count = _CountUnit(ReadUnit(*args, None, None, "string", txt_docs), pretokenizer)
+            spec = ReadSpec(id_column=None, text_column=text_column, txt_docs=txt_docs,
+                            shard_bytes=shard_bytes)  # texts only
+            units, planned = plan_inputs(paths, spec, columns)
+            count = _CountUnit(ReadUnit(spec, columns), pretokenizer)
             with local_workers_env(worker_log), \
                     Progress(None, paths, show=progress, local=runs_here(options, runner),
                              label="train"), \

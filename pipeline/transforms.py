@@ -14,10 +14,10 @@ from apache_beam.metrics import Metrics
 
 from corpustok.pipeline import files, progress
 from corpustok.pipeline.config import TokenizeConfig, config_hash
-from corpustok.pipeline.inputs import columns_for, mapping_of, source_name
+from corpustok.pipeline.inputs import mapping_of, source_name
 from corpustok.pipeline.outdir import META_DIR, RUN_MANIFEST
-from corpustok.pipeline.read import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, READ_ERRORS,
-                                     ReadError, ReadFailure, plan_units, read_unit, shard_name)
+from corpustok.pipeline.read import (READ_ERRORS, KeepColumn, ReadError, ReadFailure, ReadSpec,
+                                     plan_units, read_unit, shard_name)
 from corpustok.pipeline.shards import (load_entry, remove_shards, run_manifest, stale_entries,
                                        unverified_entries, write_json, write_shard)
 from corpustok.pipeline.tokenize import (DEFAULT_MAX_DOC_BYTES, kept_tokenizer, load_tokenizer,
@@ -37,40 +37,46 @@ def _counter(name):
     return Metrics.counter(NAMESPACE, name)
 
 
-def plan_inputs(paths, id_column, text_column, shard_bytes, shard_rows, columns):
-    """``(units, errors)``: the reading units of every input, planned here in the driver (a
-    Parquet footer each; JSONL and text files are a unit each), and a ``ReadError`` per input
-    whose plan failed. Planned before the pipeline runs so that its first step is a ``Create``
-    of units, which every runner spreads over its workers, one unit a work item (a Dask
-    partition each; a planning step inside the pipeline left Dask one partition per 128
-    files)."""
+def plan_inputs(paths, spec: ReadSpec, columns=None):
+    """``(units, errors)``: the reading units of every input (read as ``spec`` says, with its
+    own columns where ``columns`` names it), planned here in the driver (a Parquet footer
+    each; JSONL and text files are a unit each), and a ``ReadError`` per input whose plan
+    failed. Planned before the pipeline runs so that its first step is a ``Create`` of units,
+    which every runner spreads over its workers, one unit a work item (a Dask partition each;
+    a planning step inside the pipeline left Dask one partition per 128 files)."""
     units, errors = [], []
     for path in (files.canonical(p) for p in paths):
         try:
-            units += plan_units(path, *columns_for(path, id_column, text_column, columns),
-                                shard_bytes, shard_rows)
+            units += plan_units(path, spec.with_columns(mapping_of(path, columns)))
         except READ_ERRORS as e:
             errors.append(ReadError(files.shown(path), f"{type(e).__name__}: {e}"))
     return units, errors
 
 
-class ReadUnit(beam.DoFn):
-    """A reading unit -> its ``DocBatch`` elements, with tagged outputs: ``done`` (the entries
-    of shards complete in ``out_dir``, not read again) and ``errors`` (a ``ReadError``)."""
+def job_read_spec(config: TokenizeConfig) -> ReadSpec:
+    """How a tokenize job's inputs are read, from its configuration."""
+    return ReadSpec(config.id_column, config.text_column, config.id_type,
+                    config.txt_docs or "line", config.shard_bytes, config.shard_rows,
+                    tuple(KeepColumn.parse(k) for k in config.keep_columns or ()))
 
-    def __init__(self, id_column, text_column, shard_bytes, shard_rows, columns, out_dir,
-                 config_id, id_type, txt_docs, sources=None):
-        self._columns = (id_column, text_column, columns)
-        self._sizes = (shard_bytes, shard_rows)
+
+class ReadUnit(beam.DoFn):
+    """A reading unit -> its ``DocBatch`` elements (read as ``spec`` says, with the input's
+    own columns where ``columns`` names it), with tagged outputs: ``done`` (the entries of
+    shards complete in ``out_dir`` with ``config_id``, not read again; ``sources``: each
+    input's name in its shards) and ``errors`` (a ``ReadError``)."""
+
+    def __init__(self, spec: ReadSpec, columns=None, out_dir=None, config_id=None,
+                 sources=None):
+        self._spec = spec
+        self._columns = columns
         self._out_dir = out_dir
         self._config_id = config_id
-        self._id_type = id_type
-        self._txt_docs = txt_docs
         self._sources = sources
 
     def process(self, unit):
         entries = {}
-        mapping = mapping_of(unit.source, self._columns[2])
+        mapping = mapping_of(unit.source, self._columns)
         called = source_name(unit.source, self._sources)
 
         def is_done(source, start, stop):
@@ -81,9 +87,7 @@ class ReadUnit(beam.DoFn):
             return entries[name] is not None
 
         try:
-            for item in read_unit(unit, *columns_for(unit.source, *self._columns), *self._sizes,
-                                  is_done=is_done, id_type=self._id_type,
-                                  txt_docs=self._txt_docs):
+            for item in read_unit(unit, self._spec.with_columns(mapping), is_done=is_done):
                 if isinstance(item, tuple):
                     _counter("shards_skipped").inc()
                     yield beam.pvalue.TaggedOutput(DONE, entries[shard_name(
@@ -100,9 +104,9 @@ class ReadUnit(beam.DoFn):
 
 class ReadDocuments(beam.PTransform):
     """Files (Parquet, JSONL, text; .gz, .xz, .zst) -> ``DocBatch`` elements, one per shard,
-    ids of kind ``id_type`` (``inputs.job_id_type``), each file known by its canonical name
-    (``files.canonical``) and read with its own columns where ``columns`` names it
-    (``inputs.resolve_inputs``), a text file's documents per ``txt_docs``. The inputs are
+    read as ``spec`` says (``read_spec.ReadSpec``: columns, id type, text documents, sizes,
+    kept columns), each file known by its canonical name (``files.canonical``) and read with
+    its own columns where ``columns`` names it (``inputs.resolve_inputs``). The inputs are
     planned when the pipeline is built (:func:`plan_inputs`).
 
     Returns a dict of PCollections: ``batches`` (DocBatch), ``done`` (manifest entries of
@@ -112,16 +116,16 @@ class ReadDocuments(beam.PTransform):
     collection; the jobs use :class:`ShardUnits`, a single output).
     """
 
-    def __init__(self, paths, id_column="id", text_column="text",
-                 shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS, out_dir=None,
-                 config_id=None, id_type="string", columns=None, txt_docs="line"):
+    def __init__(self, paths, spec: ReadSpec = ReadSpec(), columns=None, out_dir=None,
+                 config_id=None):
         super().__init__()
         self._paths = list(paths)
-        self._args = (id_column, text_column, shard_bytes, shard_rows, columns)
-        self._read = ReadUnit(*self._args, out_dir, config_id, id_type, txt_docs)
+        self._spec = spec
+        self._columns = columns
+        self._read = ReadUnit(spec, columns, out_dir, config_id)
 
     def expand(self, pbegin):
-        units, errors = plan_inputs(self._paths, *self._args)
+        units, errors = plan_inputs(self._paths, self._spec, self._columns)
         read = (pbegin
                 | "Units" >> beam.Create(units)
                 | "Read" >> beam.ParDo(self._read).with_outputs(DONE, ERRORS, main="batches"))
@@ -290,10 +294,9 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
     names; ``threads``: kernel threads per batch. Returns the PCollection holding the run
     manifest dict."""
     c = config
-    args = (c.id_column, c.text_column, c.shard_bytes, c.shard_rows, c.columns)
-    units, errors = plan_inputs(paths, *args)
-    shards = ShardUnits(ReadUnit(*args, out_dir, c.id, c.id_type, c.txt_docs or "line",
-                                 c.sources),
+    spec = job_read_spec(c)
+    units, errors = plan_inputs(paths, spec, c.columns)
+    shards = ShardUnits(ReadUnit(spec, c.columns, out_dir, c.id, c.sources),
                         Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes, threads,
                                  c.tokenizer_sha256, c.sources),
                         _WriteShard(out_dir, c.tokenizer_sha256, c.id, c.write_rejects, run_id,

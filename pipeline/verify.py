@@ -174,6 +174,7 @@ def verify_shards(out_dir, tokenizer, decode=True):
     check_run_manifest(manifest)
     cfg = manifest["config"]
     id_column, text_column, id_type = cfg["id_column"], cfg["text_column"], cfg["id_type"]
+    kept_columns = [k.rpartition(":")[0] for k in cfg.get("keep_columns") or ()]
     nb = 0 if cfg["bos"] is None else 1
     ne = 0 if cfg["eos"] is None else 1
     by_source = {}
@@ -190,7 +191,7 @@ def verify_shards(out_dir, tokenizer, decode=True):
         for e in entries:
             with files.parquet_file(files.join(out_dir, e["file"])) as pf:
                 t = pf.read()
-            check_table(t, TOKENS, e["file"])
+            check_table(t, TOKENS, e["file"], extra=kept_columns)
             v.shards += 1
             kept += t.num_rows
             idx = np.array([position.get(int(r), -1) for r in t.column("row").to_numpy()],

@@ -119,17 +119,23 @@ def check_document_columns(schema: pa.Schema, id_column, text_column: str, where
                                    f"{', '.join(names) or 'none'}); choose another with {flag}",
                                    path=where)
         t = schema.field(col).type
+        if pa.types.is_dictionary(t):  # pandas categoricals: read as their values
+            t = t.value_type
         if t not in types:
             raise ColumnTypeError(f"{where}: {role} column {col!r} has type {t}, expected one of "
                                   f"{_type_list(types)}", path=where)
 
 
-def check_table(table: pa.Table, schema: pa.Schema, where: str = "table"):
+def check_table(table: pa.Table, schema: pa.Schema, where: str = "table", extra=()):
     """Raise ValueError/TypeError when ``table`` does not have exactly ``schema``'s columns
     (names and types; a large_list/large_binary stand-in is accepted for list/string data,
-    an ``id`` of any of ID_KINDS)."""
-    if table.schema.names != schema.names:
-        raise ValueError(f"{where}: columns {table.schema.names}, expected {schema.names}")
+    an ``id`` of any of ID_KINDS), then the columns named ``extra`` (the job's kept columns,
+    of any type), or ``extra=None``: any columns after the schema's."""
+    names = table.schema.names
+    own = names[:len(schema.names)]
+    if own != schema.names or (extra is not None and names[len(own):] != list(extra)):
+        expected = schema.names + ([] if extra is None else list(extra))
+        raise ValueError(f"{where}: columns {names}, expected {expected}")
     for field in schema:
         t = table.schema.field(field.name).type
         ok = t == field.type or (pa.types.is_large_list(t) and pa.types.is_list(field.type)

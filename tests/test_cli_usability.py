@@ -119,7 +119,7 @@ def test_progress_moves_within_a_shard(tmp_path, monkeypatch):
     reports = []
     term = _Terminal()
     with progress.Progress(str(out), [src], stream=term) as p:
-        batches = read.read_jsonl(src, "id", "text", 64 << 20, 1 << 20)
+        batches = read.read_jsonl(src, read.ReadSpec())
         with open(os.environ[progress.ENV], "rb") as channel:
             first = next(batches)  # the one shard, read whole
             reports = channel.read().splitlines()
