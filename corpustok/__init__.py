@@ -8,7 +8,6 @@ documents as flat arrays, what ``encode_arrays`` takes). ``corpustok.reference``
 readable pure-Python versions of the kernels that the tests compare against.
 """
 import importlib
-import json
 import os
 
 __version__ = "0.1.0"
@@ -71,7 +70,15 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
     ``pretokenizer``: the split (a name of :data:`corpustok.pretokenize.PATTERNS` or a
     pattern) of a tiktoken rank file or GPT-2 files; files that define their own split refuse
     it. ``lowercase``: the casing of a WordPiece ``vocab.txt`` (None: detected from the
-    vocabulary, see ``WordPiece.from_vocab``); other files set their own and refuse it."""
+    vocabulary, see ``WordPiece.from_vocab``); other files set their own and refuse it.
+
+    Any other file is a ValueError of one line saying what the file looks like and what
+    would load it: a merges.txt or a vocab.json given alone, a SentencePiece ``.model``, a
+    Parquet or compressed file, an HF tokenizer.json whose model corpustok does not run
+    (Unigram, WordLevel, SentencePiece-style BPE), a text file that is no WordPiece
+    vocabulary (see ``wordpiece.vocab_txt_problem``), JSON nested too deep."""
+    from corpustok.tokenizer_files import HEAD_BYTES, binary_problem
+
     path = os.fspath(path)
     if os.path.isdir(path):
         path, merges = _folder_files(path, merges)
@@ -81,24 +88,50 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
         return BytePairTokenizer._from_gpt2_files(path, os.fspath(merges),
                                                   pretokenizer or "gpt2")
     with open(path, "rb") as f:
-        head = f.read(1 << 16).lstrip()
-    if not head.startswith(b"{"):
-        from corpustok.tiktoken_files import is_rank_file
-        if is_rank_file(head):
-            _no_lowercase(path, lowercase)
-            from corpustok.bpe import BytePairTokenizer
-            return BytePairTokenizer.from_tiktoken(path, pretokenizer=pretokenizer)
+        head = f.read(HEAD_BYTES)
+    problem = binary_problem(head)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
+    if head.lstrip().startswith(b"{"):
         _no_pretokenizer(path, pretokenizer)
-        from corpustok.wordpiece import WordPiece
-        return WordPiece.from_vocab(path, lowercase=lowercase)
+        _no_lowercase(path, lowercase)
+        return _load_json(path)
+    return _load_text(path, head.lstrip(), pretokenizer, lowercase)
+
+
+def _load_text(path, head, pretokenizer, lowercase):
+    """A tiktoken rank file or a WordPiece vocab.txt (``head``: the first bytes, stripped);
+    a merges.txt given alone is named."""
+    from corpustok.tiktoken_files import is_rank_file
+    from corpustok.tokenizer_files import MERGES_FILE, is_merges_file
+
+    if is_rank_file(head):
+        _no_lowercase(path, lowercase)
+        from corpustok.bpe import BytePairTokenizer
+        return BytePairTokenizer.from_tiktoken(path, pretokenizer=pretokenizer)
+    if is_merges_file(head):
+        raise ValueError(f"{path}: {MERGES_FILE}")
     _no_pretokenizer(path, pretokenizer)
-    _no_lowercase(path, lowercase)
+    from corpustok.wordpiece import WordPiece
+    return WordPiece.from_vocab(path, lowercase=lowercase)
+
+
+def _load_json(path):
+    """The tokenizer of a JSON file (see :func:`_from_doc`)."""
+    from corpustok.tokenizer_files import read_json, too_deep
+
+    doc = read_json(path, "not a tokenizer file")
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not a tokenizer file ({e}); expected a corpustok file, an "
-                         "HF tokenizer.json or a WordPiece vocab.txt") from None
+        return _from_doc(path, doc)
+    except RecursionError:  # a document deep enough to parse but not to walk
+        raise ValueError(f"{path}: {too_deep()}") from None
+
+
+def _from_doc(path, doc):
+    """The tokenizer of a parsed JSON file: a corpustok file, a Tekken file or an HF
+    tokenizer.json; a ValueError names anything else."""
+    from corpustok.tokenizer_files import FORMATS, hf_model_problem, json_problem
+
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: a tokenizer file holds a JSON object, found "
                          f"{type(doc).__name__}")
@@ -119,6 +152,9 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
     if is_tekken(doc):
         from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer._from_tekken_doc(path, doc)
+    problem = hf_model_problem(doc) or json_problem(doc)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     model = doc.get("model")
     if isinstance(model, dict) and model.get("type") == "WordPiece":
         from corpustok.wordpiece import WordPiece
@@ -127,4 +163,5 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
         from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer._from_hf_doc(path, doc)  # parsed once
     raise ValueError(f"{path}: neither a corpustok tokenizer file (no \"format\": "
-                     f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece or BPE model")
+                     f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece or BPE "
+                     f"model; expected {FORMATS}")

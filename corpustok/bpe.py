@@ -19,7 +19,7 @@ from corpustok import FILE_FORMAT
 from corpustok._arrow import (id_lists, is_well_formed, list_array, string_array,
                               utf8_batch)
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
-                                  WholeTextEncoder)
+                                  WholeTextEncoder, read_only)
 from corpustok.chunk_caches import ChunkCaches
 from corpustok.kernels.bpe_decode import expand_ids, stitch_text
 from corpustok.kernels.bpe_encode import encode_docs
@@ -32,8 +32,8 @@ from corpustok.pretokenize import resolve
 from corpustok.special_matcher import special_matcher
 from corpustok.threads import ThreadPools, check_threads
 from corpustok.tokenizer_files import (VocabIds, check_dense_ids, gpt2_files, hf_bpe_model,
-                                       is_id, merge_ids, read_json, short, string_list,
-                                       token_table, vocab_ids, whole_chunk_table)
+                                       from_json_file, is_id, merge_ids, short, string_list,
+                                       vocab_ids, whole_chunk_table)
 from corpustok.ube import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
 __all__ = ["BytePairTokenizer"]
@@ -113,16 +113,15 @@ class BytePairTokenizer:
         self._build_tables(specials, tokens)
         plain = self._exists & ~self._is_special
         if merges is None:
-            table = token_table(self._tok_sym, self._tok_off, plain)
-            left, right, merged = token_splits(table, self._tok_sym, self._tok_off, plain)
+            left, right, merged = token_splits(self._tok_sym, self._tok_off, plain)
             self._pairs = build_pair_table(left, right, merged, merged)
             self._merges = None
         else:
-            self._build_merges(merges, strings)
+            merged = self._build_merges(merges, strings)
         self._pre = premerge_table(self._pairs)
         self._whole_chunks = bool(whole_chunks)
         self._whole = whole_chunk_table(self._tok_sym, self._tok_off, plain & self._whole_chunks,
-                                        self._sym_id, self._pairs)
+                                        self._sym_id, self._pairs, merged)
         self._pools = ThreadPools()
 
     # ---- construction ------------------------------------------------------------------------
@@ -155,7 +154,7 @@ class BytePairTokenizer:
 
     def _build_merges(self, merges, strings=False):
         # One Numba hash pass over all merges; anything unusual goes to the checking loop for
-        # its message. Kept as (left, right) ids: 8 bytes per merge.
+        # its message. Kept as (left, right) ids: 8 bytes per merge. Returns the merged ids.
         merges = merges if isinstance(merges, list) else list(merges)
         ids = merge_ids(merges, self._tok_sym, self._tok_off, self._exists & ~self._is_special,
                         self._substrate, strings)
@@ -165,6 +164,7 @@ class BytePairTokenizer:
             ids = self._check_merges(merges)
         self._pairs = build_pair_table(*ids)
         self._merges = np.ascontiguousarray(ids[:2].T, np.int32)
+        return ids[2]
 
     def _check_merges(self, merges):
         """The merges' ``(left, right, merged)`` ids (3 rows), or ValueError naming the first
@@ -190,7 +190,8 @@ class BytePairTokenizer:
                                                                          False, True, True))
 
     def _token_texts(self):
-        plain = np.flatnonzero(self._exists & ~self._is_special).astype(np.int32)
+        # int64 ids: decode()'s signature of the decode kernels (an int32 one compiled again)
+        plain = np.flatnonzero(self._exists & ~self._is_special).astype(np.int64)
         text, offsets = self._decode_arrays(plain, np.arange(len(plain) + 1, dtype=np.int64))
         return text.tobytes(), offsets
 
@@ -312,8 +313,7 @@ class BytePairTokenizer:
         ``bench/bpe_load.py`` (README, *Tokenizer loading*)."""
         if merges_txt is not None:
             return cls._from_gpt2_files(os.fspath(path), os.fspath(merges_txt))
-        path = os.fspath(path)
-        return cls._from_hf_doc(path, read_json(path))
+        return from_json_file(os.fspath(path), cls._from_hf_doc)
 
     @classmethod
     def _from_hf_doc(cls, path, doc):
@@ -374,7 +374,9 @@ class BytePairTokenizer:
 
     @property
     def vocab_size(self):
-        return len(self._vocab)
+        """The largest id + 1 (tiktoken's ``n_vocab``): every id is below it. A vocabulary
+        with unused ids (cl100k's specials start at 100,257 and end at 100,276) counts them."""
+        return len(self._id_to_tok)
 
     def token_to_id(self, token):
         return self._vocab.get(token)
@@ -457,6 +459,7 @@ class BytePairTokenizer:
     # ---- decoding ---------------------------------------------------------------------------
     def _decode_arrays(self, ids, doc_off):
         self._decodable.check(ids)
+        ids = read_only(ids)  # one signature for lists and Arrow arrays
         symbols, seg_off = expand_ids(ids, doc_off, self._tok_sym, self._tok_off,
                                       self._is_special)
         seg_text = np.empty(3 * len(symbols), np.uint8)

@@ -8,6 +8,16 @@ from corpustok.kernels.bpe_decode import expand_ids
 from corpustok.ube import StreamDecoder
 
 
+def read_only(a):
+    """``a`` as a read-only array (a view when it is writable): the kernels then have one
+    signature whether the array came from Arrow (read-only) or from Python (writable); each
+    extra signature costs seconds of compilation on a cold cache."""
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a
+
+
 class BpeStreamEncoder:
     """Holds back only the text whose chunks may still change: the last chunk plus the
     pre-tokenizer's lookahead, and a tail that could begin a special token.
@@ -118,8 +128,8 @@ class BpeStreamDecoder:
         tok = self._tok
         ids = tok._decodable.array([ids] if np.isscalar(ids) else ids)
         tok._decodable.check(ids)
-        symbols, seg_off = expand_ids(ids, np.array([0, len(ids)], np.int64), tok._tok_sym,
-                                      tok._tok_off, tok._is_special)
+        symbols, seg_off = expand_ids(read_only(ids), np.array([0, len(ids)], np.int64),
+                                      tok._tok_sym, tok._tok_off, tok._is_special)
         out = [self._dec.feed(symbols[seg_off[0]:seg_off[1]])]
         for g, t in enumerate(ids[tok._is_special[ids]].tolist(), 1):
             out.append(self._dec.flush())

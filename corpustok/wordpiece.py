@@ -18,12 +18,13 @@ import pyarrow as pa
 
 from corpustok import FILE_FORMAT
 from corpustok._arrow import id_lists, list_array, replace_surrogates, string_array, utf8_batch
+from corpustok.bpe_stream import read_only
 from corpustok.kernels import wordpiece_walk as K
 from corpustok.kernels.wordpiece_build import (build_trie, e2e_table, in_ranges, symbol_table,
                                                two_level)
 from corpustok.threads import ThreadPools, check_threads
-from corpustok.tokenizer_files import (VocabIds, hf_added_tokens, hf_vocab, is_id,
-                                       read_json, short, string_list)
+from corpustok.tokenizer_files import (VocabIds, from_json_file, hf_added_tokens, hf_vocab,
+                                       is_id, short, string_list)
 from corpustok.wordpiece_stream import WordPieceStream
 
 TABLES = Path(__file__).resolve().parent / "data" / "bert_unicode.npz"
@@ -53,6 +54,45 @@ def cased_token(tokens):
     for t in tokens:
         if t != t.lower() and not (t.startswith("[") and t.endswith("]")):
             return t
+    return None
+
+
+# A vocab.txt may hold this share of lines that are no token (blank, or with whitespace inside)
+NOT_TOKEN_SHARE = 0.01
+UNK_LIKE = ("[UNK]", "<unk>", "[unk]", "<UNK>", "<|unk|>", "[UNKNOWN]")
+
+
+def vocab_txt_problem(tokens, unk_token="[UNK]", suffix_indicator="##"):
+    """Why the lines ``tokens`` of a text file (trailing whitespace removed) are not a WordPiece
+    vocabulary, or None when they are one. The rule, each part something every WordPiece
+    vocabulary has and other text files lack:
+
+    * its lines are tokens: at most 1% (:data:`NOT_TOKEN_SHARE`) are blank or hold whitespace
+      (the pre-tokenizer splits text at whitespace, so no such token is ever produced; nearly
+      every line of prose holds a space);
+    * ``unk_token`` is one of them (WordPiece gives it to any word it cannot cut);
+    * it has continuation tokens: at least one line is ``suffix_indicator`` followed by text
+      (``##ing``); without one no word is cut into pieces (BERT's have about 6,000, a fifth).
+
+    The tokenizer files of BERT and the WordPiece files HF's trainers write all pass; a list
+    of words (no continuation token) or notes that mention ``[UNK]`` do not."""
+    if not tokens:
+        return "the file is empty"
+    odd = [k for k, t in enumerate(tokens) if t.split() != [t]]  # blank, or whitespace inside
+    if len(odd) > NOT_TOKEN_SHARE * len(tokens):
+        k = odd[0]
+        return (f"{len(odd):,} of its {len(tokens):,} lines are blank or hold whitespace (line "
+                f"{k + 1}: {short(tokens[k])}), which no WordPiece token does; is it prose?")
+    if unk_token not in tokens:
+        other = next((t for t in UNK_LIKE if t != unk_token and t in tokens), None)
+        hint = f"; it lists {other!r}: WordPiece.from_vocab(path, unk_token={other!r}) " \
+            "reads it" if other else ""
+        return f"no line is its unknown token {unk_token!r}{hint}"
+    if not any(t.startswith(suffix_indicator) and len(t) > len(suffix_indicator)
+               for t in tokens):
+        return (f"no continuation token (a line {suffix_indicator!r} + text, as "
+                f"{suffix_indicator}ing), which every WordPiece vocabulary has; is it a word "
+                "list?")
     return None
 
 
@@ -117,7 +157,8 @@ class WordPiece:
             raise TypeError(f"unk_token must be a str, got {short(unk_token)}")
         if unk_token not in self._ids:
             raise ValueError(f"unk_token {unk_token!r} is not in the vocabulary "
-                             f"({len(tokens)} tokens); pass the vocabulary's unknown token")
+                             f"({len(tokens)} tokens); WordPiece gives it to every word it "
+                             "cannot cut, so the vocabulary must list it")
         if not is_id(max_input_chars_per_word) or max_input_chars_per_word < 0:
             raise ValueError(f"max_input_chars_per_word must be an int >= 0, got "
                              f"{short(max_input_chars_per_word)}")
@@ -160,7 +201,12 @@ class WordPiece:
         upper-case letter: a vocab.txt does not say, and lower-casing for a cased vocabulary
         loses every cased token); ``strip_accents=None`` follows ``lowercase``. Extra
         keywords: ``suffix_indicator``, ``special_tokens``, ``recognize_special_tokens``,
-        ``cache`` (an ``.npz`` path to reuse the built arrays)."""
+        ``cache`` (an ``.npz`` path to reuse the built arrays).
+
+        The file must look like a WordPiece vocabulary (:func:`vocab_txt_problem`: its lines
+        are tokens, it lists ``unk_token`` and continuation tokens), so that another text
+        file, e.g. prose with an ``[UNK]`` line, is a ValueError saying what it is rather
+        than a tokenizer that makes every word unknown. ``WordPiece(tokens)`` takes any list."""
         path = os.fspath(path)
         try:
             with open(path, encoding="utf-8", newline="") as f:
@@ -172,6 +218,12 @@ class WordPiece:
         if lines and lines[-1] == "":
             lines.pop()
         tokens = [ln.rstrip() for ln in lines]
+        suffix = kw.get("suffix_indicator", "##")
+        problem = vocab_txt_problem(tokens, unk_token, suffix) if isinstance(unk_token, str) \
+            and isinstance(suffix, str) else None  # else the constructor's TypeError
+        if problem:
+            raise ValueError(f"{path}: not a WordPiece vocab.txt (one token per line): "
+                             f"{problem}")
         if lowercase is None:
             lowercase = cased_token(tokens) is None
         return cls(tokens, lowercase=lowercase,
@@ -184,8 +236,8 @@ class WordPiece:
         """Read an HF ``tokenizer.json`` whose model is WordPiece: vocabulary, unk token,
         ``##`` prefix, ``max_input_chars_per_word``, the ``BertNormalizer`` options and the
         special added tokens (matched only with ``recognize_special_tokens=True``)."""
-        path = os.fspath(path)
-        return cls._from_hf_doc(path, read_json(path), recognize_special_tokens, cache)
+        return from_json_file(os.fspath(path), lambda path, doc: cls._from_hf_doc(
+            path, doc, recognize_special_tokens, cache))
 
     @classmethod
     def _from_hf_doc(cls, path, doc, recognize_special_tokens=False, cache=None):
@@ -337,8 +389,9 @@ class WordPiece:
             out = np.empty(self._capacity(int(offsets[-1] - offsets[0]), n), np.int32)
             out_offsets = np.empty(n + 1, np.int64)
             replaced = np.zeros(n, np.int64)
-            total, _ = K.e2e_run(batch.data, offsets, offsets[-1], 1, *tables, out, 0,
-                                 out_offsets, replaced, np.zeros(K.STATE_SIZE, np.int64))
+            # read-only text, as the stream's: one compiled signature for both
+            total, _ = K.e2e_run(read_only(batch.data), offsets, offsets[-1], 1, *tables, out,
+                                 0, out_offsets, replaced, np.zeros(K.STATE_SIZE, np.int64))
             return out[:total], out_offsets, replaced
 
         ids, out_offsets, replaced = self._pools.run(part, batch.offsets, check_threads(threads))
@@ -403,7 +456,7 @@ class WordPiece:
         ids, offsets, valid = id_lists(lists)
         self._decodable.check(ids)
         out_offsets = np.empty(len(offsets), np.int64)
-        data = K.gather_pieces(ids, offsets, *self._decoder(), out_offsets)
+        data = K.gather_pieces(read_only(ids), offsets, *self._decoder(), out_offsets)
         return string_array(out_offsets, data, valid).to_pylist()
 
     def decode(self, ids):

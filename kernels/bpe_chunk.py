@@ -43,7 +43,7 @@ def chunk_symbols(data, s, e, substrate, sym_id, ids):
     """Token ids of the base symbols of ``data[s:e]`` into ``ids`` (room for those symbols);
     returns their count. Symbols outside the vocabulary are skipped. O(e - s). Characters
     whose symbols are their bytes are mapped inline, the rest decoded by :func:`utf8_step`."""
-    n = 0
+    n = np.int64(0)  # a literal 0 would compile _put_id and put_symbols for it too
     i = s
     while i < e:
         m = _own_symbols(data, i, e, substrate)

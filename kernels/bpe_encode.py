@@ -185,7 +185,7 @@ def _fill_block(model, data, offsets, d, p, last, stop, streaming, ends, doc_of)
     is done); ``held`` when, ``streaming``, the chunk at ``p`` waits for more text. A
     document's chunks are split within its own text (a rule's look-ahead never sees the
     next one), but a block runs on across documents, so short ones keep it full."""
-    k = 0
+    k = np.int64(0)  # not a literal 0: Numba would compile split_some for it too
     while k < BLOCK:
         end = stop if d == last else offsets[d + 1]
         if p < end:
@@ -332,14 +332,18 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
             np.empty(BLOCK, np.int64),
-            np.empty(KEY_WORDS * BLOCK, np.int64), long_work(LONG), np.empty(BLOCK, np.int64))
-    j = 0
+            np.empty(KEY_WORDS * BLOCK, np.int64), long_work(np.int64(LONG)),
+            np.empty(BLOCK, np.int64))
+    # int64 zeros and a runtime bool (``not final`` is False below), not literals: Numba
+    # compiles a callee (and its callees) once more for each literal it is called with, and a
+    # variable first set to a literal is one while typing has not yet seen its other values
+    j = np.int64(0)
     stop = offsets[ndoc]
     if ndoc and final and not recognize:  # one run over every document
-        d, i = 0, offsets[0]
+        d, i = np.int64(0), offsets[0]
         while True:
             d, i, e, j = _encode_run(model, cache, work, data, offsets, d, i, ndoc - 1, stop,
-                                     False, out, j, out_offsets)
+                                     not final, out, j, out_offsets)
             if e == i:
                 break
             j += encode_long_chunk(data, i, e, model, out, j)

@@ -120,7 +120,7 @@ def _pop_best(heap, size, rows, min_count):
         size -= 1
         if size > 0:
             last = heap[size]
-            _sift_down(heap, size, 0, last.count, last.key, last.pair, last.list)
+            _sift_down(heap, size, np.int64(0), last.count, last.key, last.pair, last.list)
         current = rows[p].count
         if count == current:
             return size, key if count >= min_count else EMPTY, lst
@@ -132,7 +132,7 @@ def _pop_best(heap, size, rows, min_count):
 def _initial_heap(rows, n):
     """One entry ``(count, pair p, list p)`` per pair with a positive count, heapified."""
     heap = np.empty(max(2 * n, 16), HEAP_ENTRY)
-    size = 0
+    size = np.int64(0)  # not a literal: _put would be compiled for it too
     for p in range(n):
         if rows[p].count > 0:
             _put(heap, size, rows[p].count, rows[p].key, p, p)
@@ -236,14 +236,15 @@ def _initial_state(words):
     sym, info = words
     table = (np.full(1 << 13, EMPTY, np.int64), np.empty(1 << 12, PAIR))
     inc = np.empty(max(len(sym), 1), GAIN)
-    n = n_inc = w = 0
+    # int64 zeros, not literals: Numba compiles a callee once more for each literal argument
+    n = n_inc = w = np.int64(0)
     while True:
         w, n, n_inc = _count_pairs(words, table, n, w, inc, n_inc)
         if w == len(info):
             break
         table = _pair_room(table, n, n + info[w].len)
     lists = (np.empty(max(n_inc, 1), np.int64), np.empty(max(n, 1), SPAN))
-    pool_end = _add_lists(lists, 0, n, 0, inc, n_inc)
+    pool_end = _add_lists(lists, np.int64(0), n, np.int64(0), inc, n_inc)
     table[1]["seen"][:n] = EMPTY
     return table, n, lists, pool_end
 
@@ -301,7 +302,7 @@ def _rewrite(words, lists, lst, left, right, new, scratch):
     pool, spans = lists
     k = spans[lst].start
     b = k + spans[lst].len
-    n = 0
+    n = np.int64(0)  # not a literal: _merge_words would be compiled for it too
     while True:
         k, n = _merge_words(words, pool, k, b, left, right, new, scratch[0], n)
         if k == b:

@@ -145,7 +145,7 @@ def _order(grid, slots, a, b):
     if (a | b) >> GRID_BITS == 0:
         v = grid[np.int64(a) << GRID_BITS | np.int64(b)]
         return np.int64(v) if v >= 0 else NO_RANK
-    return _rank(slots, a, b)
+    return _rank(slots, np.int64(a), np.int64(b))  # one signature for int32 and int64 ids
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -154,7 +154,7 @@ def _prefetch_order(grid, slots, a, b):
     if (a | b) >> GRID_BITS == 0:
         prefetch(grid, np.int64(a) << GRID_BITS | np.int64(b))
     else:
-        _prefetch_pair(slots, a, b)
+        _prefetch_pair(slots, np.int64(a), np.int64(b))
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -329,7 +329,7 @@ def merge_long(ids, n, pairs, node, heap):
     Positions keep their original index, so heap order is (rank, leftmost): the same merge
     sequence as :func:`merge_short`. Work arrays from :func:`long_work`.
     """
-    size = 0
+    size = np.int64(0)  # int64 sizes and positions: one signature of each callee
     _link(ids, node, n)
     for k in range(n):
         size = _set_pair(node, n, k, pairs, heap, size)
@@ -346,7 +346,7 @@ def merge_long(ids, n, pairs, node, heap):
         if r < n:
             node[NODE * r + N_PREV] = k
         size = _set_pair(node, n, k, pairs, heap, size)
-        p = node[NODE * k + N_PREV]
+        p = np.int64(node[NODE * k + N_PREV])
         if p >= 0:
             size = _set_pair(node, n, p, pairs, heap, size)
     return _compact(ids, node, n)
@@ -444,7 +444,7 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
     slots, grid = pairs[0], pairs[3]
     values = len(extra_head)
     lo = values
-    hi = -1
+    hi = np.int64(-1)  # int64, not literals: one signature of _merge_chain
     _link(ids, node, n)
     for k in range(n):  # the initial pairs, counted by value
         r = NO_RANK if k + 1 >= n else _order(grid, slots, ids[k], ids[k + 1])
@@ -462,7 +462,7 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
         if r != STALE:
             order[ends[r]] = k
             ends[r] += 1
-    used = 0
+    used = np.int64(0)
     v = lo
     while v <= hi:
         b = ends[v]

@@ -93,7 +93,9 @@ def count_batch(data, offsets, program, slots, hashes, counts, key_off, keys, n)
     starts = np.empty(block, np.int64)
     ends = np.empty(block, np.int64)
     ones = np.ones(block, np.int64)
-    m = 0
+    # not a literal 0: split_some would be compiled for it too (``True`` stays a literal: the
+    # split compiled for it drops the streaming reach, 3-9% faster than a runtime True)
+    m = np.int64(0)
     for d in range(len(offsets) - 1):
         i = offsets[d]
         end = offsets[d + 1]

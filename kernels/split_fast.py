@@ -350,7 +350,9 @@ def split_batch(data, offsets, program, out_ends, chunk_offsets):
     chunk_offsets[d + 1]]``, the first one starting at ``offsets[d]``, each next one at the
     previous end. Returns the number of chunks.
     """
-    k = 0
+    # an int64 0, not a literal: a literal compiles split_some once more (``final`` stays a
+    # literal True: the split compiled for it drops the streaming reach, 3-9% faster)
+    k = np.int64(0)
     chunk_offsets[0] = 0
     for d in range(len(offsets) - 1):
         k = split_some(data, offsets[d], offsets[d + 1], program, True, out_ends, k,

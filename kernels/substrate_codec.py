@@ -63,9 +63,11 @@ def count_symbols(data, offsets, substrate, counts, replaced):
     of ASCII and well-formed 2- and 3-byte characters are counted inline; anything else goes
     through :func:`utf8_step`.
     """
-    weight1 = symbol_count(0x41, substrate)  # the inline paths' weights, by the one rule
-    weight2 = symbol_count(0x80, substrate)
-    weight3 = symbol_count(0x800, substrate)
+    # the inline paths' weights, by the one rule (int64 code points: literals would compile
+    # symbol_count once for each)
+    weight1 = symbol_count(np.int64(0x41), substrate)
+    weight2 = symbol_count(np.int64(0x80), substrate)
+    weight3 = symbol_count(np.int64(0x800), substrate)
     for d in range(len(offsets) - 1):
         i = offsets[d]
         end = offsets[d + 1]
@@ -188,7 +190,7 @@ def decode_symbols(symbols, offsets, substrate, out, out_offsets, replaced):
     scratch = np.empty(len(symbols), np.uint8)
     for k in range(len(symbols)):
         scratch[k] = symbols[k] & 0xFF
-    j = 0
+    j = np.int64(0)  # not a literal: put_utf8 would compile for it too
     out_offsets[0] = 0
     for d in range(len(offsets) - 1):
         i = offsets[d]

@@ -152,6 +152,9 @@ def resolve_marker(tok, value, name):
     if not 0 <= value < tok.vocab_size:
         raise ValueError(f"--{name} {value} is outside the tokenizer's ids "
                          f"0..{tok.vocab_size - 1}")
+    if tok.id_to_token(int(value)) is None:
+        raise ValueError(f"--{name} {value} is an unused id of this tokenizer (no token has "
+                         "it)")
     return int(value)
 
 

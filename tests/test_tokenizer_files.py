@@ -9,7 +9,6 @@ import collections
 import json
 import subprocess
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -311,22 +310,22 @@ def test_bad_tokenizer_file(tmp_path, base, name, corrupt, message):
 
 
 @pytest.mark.parametrize("base", ["hf_bpe", "bpe"])
-def test_sparse_id_fails_fast_without_allocating(tmp_path, base):
-    """An id of 5*10**7 in a 4000-entry vocabulary used to build 1.4 GB of tables."""
+def test_sparse_id_is_refused_before_allocating(tmp_path, base):
+    """An id of 5*10**7 in a 4000-entry vocabulary used to build 1.4 GB of tables: it is
+    refused before any table sized by the largest id is allocated. The bound is on the
+    allocations Python and numpy make (tracemalloc counts them; no clock, no RSS): with the
+    check 1.5 to 4.7 MiB, without it (the check patched out) 2.4 GB."""
     doc = BASES[base](tmp_path)
     add_entry("<x>", 5 * 10**7)(doc)
     path = write(tmp_path, doc)
     tracemalloc.start()
-    t0 = time.perf_counter()
     try:
         with pytest.raises(ValueError, match="too sparse") as info:
             corpustok.load(path)
-        elapsed = time.perf_counter() - t0
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20, f"peak {peak / 2**20:.0f} MiB"
-    assert elapsed < 10
     message = str(info.value)
     entries = SMALL + 1 + (base == "hf_bpe")  # + <x>, + the HF file's <|endoftext|>
     assert "50000000" in message and f"{entries} entries" in message and "dense" in message
@@ -337,7 +336,8 @@ def test_sparse_ids_within_the_rule_load(tmp_path):
     vocab, merges = _gpt2_small()
     vocab["<x>"] = 2 * (len(vocab) + 1) + 1023
     tok = BytePairTokenizer(vocab, merges, "utf8", special_tokens=["<x>"])
-    assert tok.vocab_size == SMALL + 1
+    # vocab_size: the largest id + 1 (tiktoken's n_vocab), unused ids counted
+    assert len(vocab) == SMALL + 1 and tok.vocab_size == vocab["<x>"] + 1 == 9026
     assert tok.decode([vocab["<x>"]]) == "<x>"
     with pytest.raises(ValueError, match=r"ids\[0\] = 9000 is not a token id of this "
                                          r"vocabulary \(an unused id in 0\.\.9025\)"):
