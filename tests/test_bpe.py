@@ -1,8 +1,8 @@
 """BytePairTokenizer encode/decode against HF tokenizers, tiktoken, Python codecs and
 pure-Python references of the merge kernels."""
-import json
 import random
 from collections import Counter
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -21,16 +21,17 @@ from corpustok.kernels.bpe_merge import (BUCKET_MIN, GRID, N_RANK, NODE, bucket_
                                          merge_short)
 from corpustok.kernels.bpe_premerge import premerge, premerge_table
 from corpustok.kernels.prefetch import prefetch
-from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.reference import merge_ids as ref_merge
 from corpustok.threads import MIN_PART_BYTES, Schedule
 
-from conftest import TEST_DATA, hf_bpe_train, read_xz_text, shared_corpus_files
+from conftest import (TEST_DATA, hf_bpe_train, read_xz_text, reference_pattern,
+                      shared_corpus_files, tiktoken_encoding_spec)
 
 GPT2 = TEST_DATA / "gpt2"
 SAMPLE = (TEST_DATA / "bpe_sample.txt").read_bytes().decode("utf-8")
 SUBSTRATES = ("utf8", "utf16", "ube")
 SPECIALS = ("<|endoftext|>", "<pad>", "<pad><pad>")
+GPT2_PATTERN = reference_pattern("gpt2")  # tiktoken's r50k_base/gpt2 pattern, for the oracles
 
 
 # --- references (tests only) -------------------------------------------------------------
@@ -58,13 +59,13 @@ def hf_train(texts, substrate, vocab_size, specials=()):
     return hf_bpe_train(counts, vocab_size, substrate, special_tokens=specials)
 
 
+@lru_cache(maxsize=1)
 def tiktoken_gpt2():
+    """tiktoken's own ``gpt2`` encoding, its files read from tests/data/gpt2 (OpenAI's
+    encoder.json and vocab.bpe, whose sha256 tiktoken checks) instead of downloaded."""
     import tiktoken
-    vocab = json.loads((GPT2 / "vocab.json").read_text("utf-8"))
-    byte_of = {c: b for b, c in enumerate(ube.bytes_to_unicode())}
-    ranks = {bytes(byte_of[c] for c in t): i for t, i in vocab.items() if t != "<|endoftext|>"}
-    return tiktoken.Encoding("gpt2-files", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
-                             special_tokens={})
+    return tiktoken.Encoding(**tiktoken_encoding_spec(
+        "gpt2", {"encoder.json": GPT2 / "vocab.json", "vocab.bpe": GPT2 / "merges.txt"}))
 
 
 # --- fixtures ----------------------------------------------------------------------------
@@ -91,10 +92,13 @@ def trained(request):
                                                            SPECIALS)
 
 
-def corpus_lines(max_bytes):
+def corpus_lines(max_bytes, at_least):
+    """The first ``max_bytes`` of each shared corpus file, as lines; fails unless there are
+    more than ``at_least`` of them (a missing or empty corpus would compare nothing)."""
     lines = []
     for f in shared_corpus_files():
         lines += [t for t in read_xz_text(f, max_bytes).splitlines(keepends=True)]
+    assert len(lines) > at_least, f"{len(lines)} shared corpus lines"
     return lines
 
 
@@ -358,7 +362,7 @@ def test_seeded_cache_serves_what_tiktoken_encodes(gpt2):
 
 
 def test_gpt2_shared_corpus_sample(gpt2, hf_gpt2, shared_data):
-    lines = corpus_lines(150_000)
+    lines = corpus_lines(150_000, at_least=10_000)  # 11,140 lines of the 8 files
     ours = gpt2.encode_batch(lines).to_pylist()
     assert ours == [e.ids for e in hf_gpt2.encode_batch(lines)]
     assert ours == tiktoken_gpt2().encode_ordinary_batch(lines, num_threads=1)
@@ -368,6 +372,7 @@ def test_gpt2_shared_corpus_sample(gpt2, hf_gpt2, shared_data):
 @pytest.mark.slow
 def test_gpt2_whole_shared_corpus(gpt2, hf_gpt2, shared_data):
     enc = tiktoken_gpt2()
+    compared = 0
     for f in shared_corpus_files():
         lines = read_xz_text(f).splitlines(keepends=True)
         for k in range(0, len(lines), 20000):
@@ -376,6 +381,8 @@ def test_gpt2_whole_shared_corpus(gpt2, hf_gpt2, shared_data):
             assert ours == [e.ids for e in hf_gpt2.encode_batch(part)], f.name
             assert ours == enc.encode_ordinary_batch(part, num_threads=1), f.name
             assert gpt2.decode_batch(gpt2.encode_batch(part)) == part, f.name
+            compared += len(part)
+    assert compared > 430_000, compared  # the whole corpus: 439,514 lines in 8 files
 
 
 def test_adversarial_long_chunks_match_tiktoken(gpt2):
@@ -446,7 +453,7 @@ def test_encode_matches_hf_bpe_model(trained):
 def test_encode_matches_hf_on_shared_corpus(trained, shared_data):
     substrate, vocab, merges, tok = trained
     hf = hf_bpe(vocab, merges)
-    lines = corpus_lines(20_000)
+    lines = corpus_lines(20_000, at_least=1_500)  # 1,572 lines
     assert tok.encode_batch(lines).to_pylist() == [hf_presplit_ids(hf, t, substrate)
                                                    for t in lines]
 
@@ -474,6 +481,7 @@ def test_round_trip_all_scalars(trained, gpt2):
 
 def test_round_trip_emoji(trained, gpt2, shared_data):
     text = read_xz_text(shared_data / "corpus" / "unicode_emoji_test.txt.xz")
+    assert len(text.splitlines()) > 4_500  # 4,733 lines
     for tok in (trained[3], gpt2):
         assert tok.decode(tok.encode(text)) == text
         lines = text.splitlines()

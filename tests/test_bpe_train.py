@@ -8,11 +8,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import hf_bpe_train, read_xz_text, shared_corpus_files
+from conftest import hf_bpe_train, hf_pattern, read_xz_text, reference_pattern, \
+    shared_corpus_files
 from corpustok import reference
 from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
 from corpustok.pipeline.demo import load_sample
-from corpustok.pretokenize import GPT2_PATTERN
 from corpustok.ube import alphabet
 
 SUBSTRATES = ("ube", "utf8", "utf16")
@@ -21,7 +21,7 @@ SPECIALS = ("<|endoftext|>", "<pad>")
 
 def reference_counts(texts):
     """:func:`corpustok.reference.count_chunks` splitting with ``regex`` (the oracle)."""
-    return reference.count_chunks(texts, regex.compile(GPT2_PATTERN).findall)
+    return reference.count_chunks(texts, regex.compile(reference_pattern("gpt2")).findall)
 
 
 def assert_same_as_hf(counts, vocab_size, substrate, min_frequency=0, special_tokens=()):
@@ -169,10 +169,9 @@ def test_modern_pretokenizer_training_equals_hf(name, substrate):
     """Counting with a modern split (regex's chunks) and learning from them is HF's trainer;
     for utf8 also HF's own pipeline: Split(Regex, isolated) + ByteLevel(use_regex=False)."""
     from corpustok.bpe import BytePairTokenizer
-    from corpustok.pretokenize import PATTERNS
 
     texts = [r["text"] for r in load_sample()[:300]]
-    counts = reference.count_chunks(texts, regex.compile(PATTERNS[name]).findall)
+    counts = reference.count_chunks(texts, regex.compile(reference_pattern(name)).findall)
     assert count_chunks(texts, pretokenizer=name).to_dict() == counts
     got = train(texts, 256 + 300 if substrate == "utf8" else 512 + 300, substrate,
                 pretokenizer=name)
@@ -185,7 +184,7 @@ def test_modern_pretokenizer_training_equals_hf(name, substrate):
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
         hf = Tokenizer(models.BPE())
         hf.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(PATTERNS[name]), "isolated"),
+            pre_tokenizers.Split(Regex(hf_pattern(name)), "isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
         hf.train_from_iterator(texts, trainers.BpeTrainer(
             vocab_size=len(got[0]), show_progress=False,

@@ -269,6 +269,7 @@ def test_shared_corpus_slices(shared_data):
     """The start of every shared corpus file, lines as documents (2 KB each)."""
     docs = [line.encode() for p in shared_corpus_files()
             for line in read_xz_text(p, 2048).splitlines(keepends=True)]
+    assert len(docs) > 200, len(docs)  # 216 lines of the 8 files
     for substrate in SUBSTRATES.values():
         assert_same(docs, substrate, BIG)
 
@@ -278,5 +279,6 @@ def test_shared_corpus_slices(shared_data):
 def test_shared_corpus_large_slices(shared_data):
     docs = [line.encode() for p in shared_corpus_files()
             for line in read_xz_text(p, 200_000).splitlines(keepends=True)]
+    assert len(docs) > 15_000, len(docs)  # 15,122 lines
     for substrate in SUBSTRATES.values():
         assert_same(docs, substrate, BIG)

@@ -19,7 +19,6 @@ from corpustok.pipeline import export as ex
 from corpustok.pipeline.cli import main
 from corpustok.pipeline.outdir import FolderHold, OutputInUse
 
-from conftest import SHARED_DATA
 from test_export import (_tokenize, big_vocab_file, documents, read_datatrove,  # noqa: F401
                          read_megatron, read_numpy, shard_rows)
 
@@ -98,11 +97,10 @@ def test_a_vocabulary_past_uint16_gives_wide_ids_even_when_every_id_is_small(
     _check_wide(out, rows, tmp_path)
 
 
-def test_tekken_exports_wide_ids_for_a_folder_of_small_ids(tmp_path):
-    """The issue's case: Mistral's Tekken (131,072 ids) on text whose ids all fit uint16."""
-    tekken = SHARED_DATA / "vocab" / "modern" / "tekken_240911.json"
-    if not tekken.is_file():
-        pytest.skip("../shared/data is not present")
+def test_tekken_exports_wide_ids_for_a_folder_of_small_ids(tmp_path, modern_vocab):
+    """The issue's case: Mistral's Tekken (131,072 ids) on text whose ids all fit uint16.
+    The Tekken file is mistral-common's (the test extra), so this runs on a fresh clone."""
+    tekken = modern_vocab("tekken")
     inp = tmp_path / "small.jsonl"
     inp.write_text("".join(json.dumps({"id": f"d{k}", "text": f"Hello world, document {k}."}) + "\n"
                            for k in range(20)))

@@ -1,7 +1,10 @@
 """HF tokenizer.json export: HF ``tokenizers`` itself, loading the exported file, gives our ids
 and our decoded text (trained tokenizers, the shipped rank file under tiktoken's rule, GPT-2's
 files, NFC, random rank files against tiktoken itself), and corpustok reads the file back to
-the same ids."""
+the same ids. The exports of the real modern vocabularies are held to their vendors'
+tokenizers in tests/test_modern_vocab_hf.py. Oracles here take GPT-2's split from tiktoken
+(conftest.reference_pattern) and byte characters from conftest.gpt2_byte_chars, not from
+corpustok."""
 import json
 import unicodedata
 
@@ -13,16 +16,21 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
-from conftest import SHARED_DATA, TEST_DATA, read_xz_text, shared_corpus_files
+from conftest import TEST_DATA, gpt2_byte_chars, hf_pattern, reference_pattern
 from corpustok.bpe import BytePairTokenizer
 from corpustok.hf_export import hf_document, save_hf
 from corpustok.kernels.token_table import unmergeable
-from corpustok.pretokenize import PATTERNS
-from corpustok.tiktoken_files import token_string
 from test_pretokenize import assigned_texts as texts
 
 RANKS = TEST_DATA / "gpt2_4k.tiktoken"
 SPECIALS = ["<|endoftext|>", "<pad>"]
+GPT2_SPLIT = reference_pattern("gpt2")  # tiktoken's r50k_base pattern
+BYTE_CHARS = gpt2_byte_chars()
+
+
+def byte_text(token):
+    """A token's bytes as GPT-2's byte characters (HF's and the utf8 substrate's)."""
+    return "".join(BYTE_CHARS[b] for b in token)
 EXTRA = ["Cafe\u0301 A\u030a DON'T 12345 x//\n\n", "<|endoftext|>hi<pad> <pad>\n",
          "  \t\u00a0 \U0001f600\U0001f44d\U0001f3fd 中文 ǅemo"]
 
@@ -114,9 +122,9 @@ def test_random_rank_files_equal_tiktoken(words, text):
     ranks = {bytes([b]): b for b in range(256)}
     for w in words:
         ranks[w.encode()] = len(ranks)
-    ref = tiktoken.Encoding("random", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+    ref = tiktoken.Encoding("random", pat_str=GPT2_SPLIT, mergeable_ranks=ranks,
                             special_tokens={})
-    tok = BytePairTokenizer({token_string(t): r for t, r in ranks.items()}, None,
+    tok = BytePairTokenizer({byte_text(t): r for t, r in ranks.items()}, None,
                             substrate="utf8", whole_chunks=True)
     hf = Tokenizer.from_str(json.dumps(hf_document(tok)))
     assert hf.encode(text).ids == tok.encode(text) == ref.encode_ordinary(text)
@@ -129,9 +137,9 @@ def test_token_merging_cannot_reach_is_emitted_whole():
     ranks = {bytes([b]): b for b in range(256)}
     for w in (b"bc", b"ab", b"cd", b"abcd"):
         ranks[w] = len(ranks)
-    ref = tiktoken.Encoding("unreachable", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+    ref = tiktoken.Encoding("unreachable", pat_str=GPT2_SPLIT, mergeable_ranks=ranks,
                             special_tokens={})
-    tok = BytePairTokenizer({token_string(t): r for t, r in ranks.items()}, None,
+    tok = BytePairTokenizer({byte_text(t): r for t, r in ranks.items()}, None,
                             substrate="utf8", whole_chunks=True)
     hard = unmergeable(tok._tok_sym, tok._tok_off, tok._exists, tok._sym_id, tok._pairs)
     assert np.flatnonzero(hard).tolist() == [ranks[b"abcd"]]
@@ -155,7 +163,7 @@ def test_gpt2_files_random_text_equal_hf(gpt2, text):
 def test_document_shape(rank_file, gpt2):
     doc = hf_document(rank_file[0])
     assert doc["model"]["ignore_merges"] is True and doc["normalizer"] is None
-    assert doc["pre_tokenizer"]["pretokenizers"][0]["pattern"] == {"Regex": PATTERNS["cl100k"]}
+    assert doc["pre_tokenizer"]["pretokenizers"][0]["pattern"] == {"Regex": hf_pattern("cl100k")}
     assert doc["added_tokens"] == [{"id": 4000, "content": "<|endoftext|>",
                                     "single_word": False, "lstrip": False, "rstrip": False,
                                     "normalized": False, "special": True}]
@@ -206,8 +214,9 @@ def test_other_substrates_are_refused(substrate, why):
         hf_document(wordpiece)
 
 
+@pytest.mark.readers
 def test_transformers_loads_the_export(rank_file, tmp_path):
-    transformers = pytest.importorskip("transformers")
+    import transformers
     tok, _ = rank_file
     path = tmp_path / "tokenizer.json"
     save_hf(tok, path)
@@ -216,19 +225,3 @@ def test_transformers_loads_the_export(rank_file, tmp_path):
     assert [fast.encode(t, add_special_tokens=False) for t in lines] == \
         tok.encode_batch(lines, recognize_special=True).to_pylist()
     assert fast.convert_tokens_to_ids("<|endoftext|>") == 4000
-
-
-@pytest.mark.parametrize("name", ["llama3.tiktoken", "o200k_base.tiktoken", "qwen2.tiktoken",
-                                  "tekken_240911.json"])
-def test_modern_vocabularies_equal_hf(shared_data, name):
-    tok = corpustok.load(SHARED_DATA / "vocab" / "modern" / name)
-    hf = Tokenizer.from_str(json.dumps(hf_document(tok)))
-    hf.encode_special_tokens = True
-    lines = []
-    for path in shared_corpus_files():
-        lines += read_xz_text(path, max_bytes=2_000_000).splitlines(True)[::40]
-    got = tok.encode_batch(lines).to_pylist()
-    want = [e.ids for e in hf.encode_batch(lines)]
-    bad = [k for k in range(len(lines)) if got[k] != want[k]]
-    assert not bad, f"{len(bad)} of {len(lines)} lines differ, first {lines[bad[0]][:80]!r}"
-    assert hf.decode_batch(got, skip_special_tokens=False) == [tok.decode(x) for x in got]

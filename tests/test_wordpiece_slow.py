@@ -1,5 +1,6 @@
 """Long parity sweeps against HF ``tokenizers`` (run with ``-m slow``): every Unicode scalar
-value for the four option sets, and the whole shared corpus line by line."""
+value and the whole shared corpus line by line, for each of the five option sets (CONFIGS)
+the README's guarantee names."""
 import pytest
 
 from conftest import read_xz_text, shared_corpus_files
@@ -14,12 +15,16 @@ def test_every_code_point(config):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", ["uncased", "cased"])
+@pytest.mark.parametrize("config", CONFIGS)
 def test_whole_shared_corpus(shared_data, config):
+    """The whole shared corpus (70.7 MB, 439,514 lines in 8 files): 0 mismatches."""
     files = shared_corpus_files()
-    assert files
+    assert len(files) >= 8, files
+    compared = 0
     for path in files:
         lines = read_xz_text(path).splitlines()
         for k in range(0, len(lines), 200_000):
             bad = mismatches(config, lines[k:k + 200_000])
             assert not bad, (path.name, len(bad), [ascii(t[:80]) for t, _, _ in bad[:3]])
+        compared += len(lines)
+    assert compared > 430_000, compared
