@@ -1,8 +1,9 @@
 """corpustok: streaming corpus tokenization (Fast WordPiece, UBE byte-level BPE) to Parquet shards.
 
-The three code folders at the top of the repository are mapped into one import namespace,
-``corpustok.kernels``, ``corpustok.schemas`` and ``corpustok.pipeline``, so no generic
-top-level module names are installed.
+The three code folders at the top of the repository are installed as subpackages of one
+import namespace, ``corpustok.kernels``, ``corpustok.schemas`` and ``corpustok.pipeline``
+(``package_dir``), so no generic top-level module names are installed. A source checkout finds
+them beside ``corpustok/`` (see ``corpustok/__init__.py``); there are no symlinks.
 """
 from setuptools import setup
 
@@ -20,7 +21,7 @@ setup(
         "corpustok.schemas": "schemas",
         "corpustok.pipeline": "pipeline",
     },
-    package_data={"corpustok": ["data/*"], "corpustok.kernels": ["*.npz"]},
+    package_data={"corpustok": ["data/*"]},
     install_requires=[
         "numba>=0.60",
         "numpy>=1.24,<2.5",

@@ -142,7 +142,7 @@ def miss_stages(tok, data, starts, ends, first, runs):
     """ns a distinct chunk (text order) of a miss: first, again, and its stages again. Chunks
     of more than ``WORK`` bytes (the encoder merges them elsewhere) are left out. Each stage
     has a jitted loop of its own: one loop choosing the stage by an argument timed them wrong
-    (docs/decisions.md, sixteenth part)."""
+    (decision 0032)."""
     first = first[ends[first] - starts[first] <= WORK]
     s, e = starts[first], ends[first]
     ids, keys = np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64)  # as the encoder's

@@ -16,6 +16,15 @@ __all__ = ["WordPiece", "BytePairTokenizer", "Tokenizer", "Utf8Batch", "load", "
 
 FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
 
+# The repository's top-level kernels/, schemas/ and pipeline/ folders are the subpackages
+# corpustok.kernels, corpustok.schemas and corpustok.pipeline. A built install holds them inside
+# this folder (setup.py package_dir); a source checkout (also when installed editable) has them
+# beside it, so the checkout's root joins this package's search path: a checkout imports its
+# own kernels, whichever checkout the environment was installed from (decision 0004).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if not os.path.isdir(os.path.join(_HERE, "kernels")):
+    __path__.append(os.path.dirname(_HERE))
+
 
 def __getattr__(name):
     # Lazy so that `import corpustok` (and the CLI) does not pay for every kernel module.

@@ -310,7 +310,7 @@ class BytePairTokenizer:
         become special tokens.
 
         Linear in the entries; time and memory per entry are measured by
-        ``bench/bpe_load.py`` (README, *Tokenizer loading*)."""
+        ``bench/bpe_load.py`` (docs/benchmarks.md)."""
         if merges_txt is not None:
             return cls._from_gpt2_files(os.fspath(path), os.fspath(merges_txt))
         return from_json_file(os.fspath(path), cls._from_hf_doc)

@@ -150,7 +150,7 @@ def line_get(table, first, words, k1, k2, k3, k4, out, j):
     entry (``out`` has that much slack), so a hit takes no branch on the count.
     :data:`IN_WIDE`, :data:`IN_GENERAL`: the ids are in that part. A hit sets the entry's use
     bit where it is clear, and only then writes the line: a write on every hit (a use count)
-    made the next lookups of a frequent chunk wait for it (docs/decisions.md)."""
+    made the next lookups of a frequent chunk wait for it (decision 0009)."""
     half = words // 2
     for way in range(2):
         b = first + way * words
@@ -251,7 +251,7 @@ def cache_get(cache, slot, out, j):
     meta, c_ids = cache[0], cache[2]
     n = meta[slot * META + IDS]
     # Copies index views from 0: on an index such as j + k, Numba's fix-up of negative
-    # indices makes LLVM copy with AVX-512 gathers and scatters (docs/decisions.md).
+    # indices makes LLVM copy with AVX-512 gathers and scatters (decision 0017).
     src = c_ids[slot * CACHE_IDS:slot * CACHE_IDS + n]
     dst = out[j:j + n]
     for k in range(n):

@@ -37,7 +37,7 @@ def expand_ids(ids, doc_off, tok_sym, tok_off, is_special):
                 continue
             a = tok_off[t]
             n = tok_off[t + 1] - a
-            # views indexed from 0: no gathers (docs/decisions.md, Numba habits)
+            # views indexed from 0: no gathers (decision 0017, Numba habits)
             if n <= SPAN and a + SPAN <= len(tok_sym):
                 dst, src = symbols[j:j + SPAN], tok_sym[a:a + SPAN]
                 for q in range(SPAN):

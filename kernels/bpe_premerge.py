@@ -14,7 +14,7 @@ BPE (lowest order value first, leftmost on ties) before anything touches ``X`` o
   learned merge after merge, checked pair by pair for rank files).
 
 Then BPE on the sequence with every such pair merged gives BPE's result on the sequence
-(``docs/decisions.md``, "BPE speed, ninth part"), whatever tokens it holds. Two such pairs
+(decision 0011), whatever tokens it holds. Two such pairs
 never overlap: each would need a value below the other's. The three values of every pair of
 ids below :data:`corpustok.kernels.bpe_merge.GRID` are packed in one int64 of a dense table
 (:func:`premerge_table`); a pair with an id outside it is never merged and bounds its

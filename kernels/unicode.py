@@ -7,7 +7,7 @@ are O(1) per call.
 
 Per-character helpers that take arrays are compiled with ``_nrt=False``: otherwise every call
 from a kernel's inner loop increments and decrements the array's reference count atomically
-(see docs/decisions.md). Do the same for any small jitted helper called per character; they
+(docs/decisions/0017-numba-habits.md). Do the same for any small jitted helper called per character; they
 must not allocate.
 """
 import numpy as np

@@ -141,7 +141,7 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
                         else:
                             # Failure links: emit their pops until a step fits. Written out
                             # here and at the word's end rather than in a helper: no call per
-                            # step in the hot loop (docs/decisions.md).
+                            # step in the hot loop (decision 0017).
                             while True:
                                 f = info[node, FAIL]
                                 if f < 0:

@@ -1,3 +1,3 @@
-"""Installed as ``corpustok.pipeline`` (``setup.py`` maps this folder; ``corpustok/pipeline`` links here).
+"""Installed as ``corpustok.pipeline`` (``setup.py`` maps this folder; a checkout finds it beside ``corpustok/``).
 
 Beam transforms, the jobs (tokenize, train, report, the demo), their I/O, the ``corpustok`` CLI."""

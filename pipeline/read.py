@@ -296,6 +296,18 @@ def _json_kind(value):
     return "float" if type(value) is _Number else type(value).__name__
 
 
+def _refuse_json_array(line, rec):
+    """Raise InputFormatError when a file's first line shows it is one JSON array, not JSON
+    Lines: a line that starts with ``[`` and is not JSON by itself (a pretty-printed array), or
+    an array of objects on one line. Read as JSONL, every line of it would be a reject."""
+    if not line.lstrip("\ufeff \t").startswith("["):
+        return
+    if rec is None or (isinstance(rec, list) and rec and all(isinstance(r, dict) for r in rec)):
+        raise InputFormatError(
+            "the file is one JSON array (its first line starts with '['), not JSON Lines (one "
+            "object per line); convert it, e.g. jq -c '.[]' FILE > FILE.jsonl")
+
+
 def _parse_lines(source, lines, spec: ReadSpec, check_fields=False):
     """Parse ``(line_no, raw)`` JSONL lines into a DOCUMENTS table and a REJECTS table, ids of
     kind ``id_type``: with integer ids an id must be an exact integer of int64's range (a JSON
@@ -336,11 +348,15 @@ def _parse_lines(source, lines, spec: ReadSpec, check_fields=False):
                     raise
                 rec = decode(line[1:])
         except ValueError as e:
+            if check_fields and not objects and not rej["row"]:
+                _refuse_json_array(line, None)
             reject(no, "bad_json", str(e)[:200])
             continue
         except RecursionError:
             reject(no, "bad_json", "nested too deep to parse")
             continue
+        if check_fields and not objects and not rej["row"]:
+            _refuse_json_array(line, rec)
         if not isinstance(rec, dict):
             reject(no, "bad_record", f"a JSON {_json_kind(rec)}, not an object")
             continue

@@ -3,7 +3,7 @@
 Local runs use the FnApiRunner directly (Beam 2.77's DirectRunner first tries to download the
 Prism runner, which fails offline); ``workers`` > 1 scales it over cores, as threads of this
 process (Beam's ``multi_threading`` mode, the default: the kernels release the GIL, and it was
-as fast or faster end to end and quicker to start, docs/decisions.md) or as worker processes
+as fast or faster end to end and quicker to start, decision 0018) or as worker processes
 (``multi_processing``). ``--runner dask`` runs the job on Dask (Beam's DaskRunner over
 ``dask.distributed``: a local cluster of worker processes, or a scheduler's workers with
 ``--dask_client_address``); it computes Create, ParDo, GroupByKey and Flatten, which is all the

@@ -42,7 +42,7 @@ from corpustok.pipeline.tokenize import TokenBatch
 # "published"): tests kill a run at every step through it.
 _STEP_HOOK = None
 REJECTED_LISTED = 1000  # rejected rows listed by row in an entry; all of them go to --rejects
-# How token shards are written (docs/decisions.md, "Token shards through pyarrow"): ids
+# How token shards are written (decision 0022): ids
 # BYTE_STREAM_SPLIT then zstd level 1, no dictionary, min/max statistics on every column but
 # the ids (nobody filters on them).
 TOKEN_PARQUET = dict(compression="zstd", compression_level=1, use_dictionary=False,

@@ -2,7 +2,7 @@
 
 Allocator: Arrow's default allocator (mimalloc) returns freed pages to the OS after a short
 delay, so every shard faults its read, token-list and Parquet-write buffers in again (cost in
-docs/decisions.md). With ``MIMALLOC_PURGE_DELAY=-1`` freed pages stay with the allocator and
+decision 0019). With ``MIMALLOC_PURGE_DELAY=-1`` freed pages stay with the allocator and
 the next shard reuses them;
 peak RSS is still that of one shard per worker. mimalloc reads the variable when pyarrow loads,
 so it reaches only processes that load pyarrow afterwards: the CLI process (nothing imports
@@ -44,7 +44,7 @@ PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR"}
 WORKER_MARK = "CORPUSTOK_DRIVER_PID"
 WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
 # How local workers run, by Beam's name for it: threads of the caller's process (the kernels
-# release the GIL; as fast or faster end to end, quicker to start: docs/decisions.md) or
+# release the GIL; as fast or faster end to end, quicker to start: decision 0018) or
 # processes.
 LOCAL_MODES = {"threads": "multi_threading", "processes": "multi_processing"}
 DEFAULT_LOCAL_MODE = "threads"

@@ -1,4 +1,4 @@
-"""Installed as ``corpustok.schemas`` (``setup.py`` maps this folder; ``corpustok/schemas`` links here).
+"""Installed as ``corpustok.schemas`` (``setup.py`` maps this folder; a checkout finds it beside ``corpustok/``).
 
 Arrow schemas of documents in, token rows out and manifests, with validation helpers.
 

@@ -68,8 +68,34 @@ def test_an_ordinary_token_as_eos_is_refused(tmp_path, capsys):
 
 
 def test_a_json_array_named_jsonl_is_not_a_job_done(tmp_path, capsys):
-    src = tmp_path / "array.jsonl"
-    src.write_text('[{"id": 1, "text": "a"},\n{"id": 2, "text": "b"}]\n')
+    """A JSON array saved as .jsonl (pretty-printed or on one line) fails its file in one line
+    that says so, instead of rejecting every line."""
+    out = str(tmp_path / "o")
+    for k, text in enumerate(['[{"id": 1, "text": "a"},\n{"id": 2, "text": "b"}]\n',
+                              '[\n  {\n    "id": 1,\n    "text": "a"\n  }\n]\n',
+                              '[{"id": 1, "text": "a"}, {"id": 2, "text": "b"}]\n']):
+        src = tmp_path / f"array{k}.jsonl"
+        src.write_text(text)
+        assert main(["tokenize", str(src), "--tokenizer", GPT2, "--out", out,
+                     "--overwrite"]) == 1
+        printed = capsys.readouterr()
+        assert "corpustok: COMPLETED_WITH_ERRORS" in printed.out
+        assert "is one JSON array (its first line starts with '['), not JSON Lines" in \
+            printed.out + printed.err
+        assert "rejects    none" in printed.out
+        assert main(["export", out, "--format", "numpy", "--out", str(tmp_path / "x")]) == 2
+        assert "status COMPLETED_WITH_ERRORS" in capsys.readouterr().err
+    # a line that is an array of numbers is a record of the wrong kind, as before
+    src = tmp_path / "numbers.jsonl"
+    src.write_text('[1, 2]\n{"id": 1, "text": "a"}\n')
+    assert main(["tokenize", str(src), "--tokenizer", GPT2, "--out", out, "--overwrite",
+                 "--max-reject-fraction", "0.6"]) == 0
+    assert "bad_record: 1" in capsys.readouterr().out
+
+
+def test_csv_named_jsonl_is_not_a_job_done(tmp_path, capsys):
+    src = tmp_path / "table.jsonl"
+    src.write_text("id,text\n1,a\n2,b\n")
     out = str(tmp_path / "o")
     assert main(["tokenize", str(src), "--tokenizer", GPT2, "--out", out]) == 1
     printed = capsys.readouterr()

@@ -455,7 +455,7 @@ def _peak_rss(inp, tokenizer, out, *options):
 
 
 def test_peak_memory_does_not_grow_with_the_corpus(gpt2_file, tmp_path):
-    """README (Memory): memory is bounded in the corpus's size. Two corpora of documents drawn
+    """docs/cli.md (long documents and memory): memory is bounded in the corpus's size. Two corpora of documents drawn
     from one set (the same size distribution), 6 MB and 24 MB of text in 0.5 MB shards: the
     larger run's peak RSS is within 40 MiB of the smaller's, where anything the job kept per
     document or per shard would grow 4 times. Measured (one worker, GPT-2, this corpus, peak
@@ -496,7 +496,7 @@ def test_peak_memory_does_not_grow_with_the_corpus(gpt2_file, tmp_path):
 @pytest.mark.slow
 def test_one_big_documents_memory_grows_with_it(gpt2_file, tmp_path):
     """The other side of the memory claim: the reader holds a document whole, so peak RSS
-    grows with the largest document. The README (Memory) says "by about 10 times its size";
+    grows with the largest document. docs/cli.md says "by 12 to 17.5 times its size";
     measured here (this multilingual text, 0.57 GPT-2 tokens a byte; one worker, --max-doc-mb
     1): 15.0x at 100 MB, 15.2x at 27 MB, 17.5x at 50 MB (English text, 0.35 tokens a byte:
     11.8x to 15.3x); the bound is that measurement, 18 times the document plus 64 MiB, above

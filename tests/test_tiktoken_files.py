@@ -328,7 +328,7 @@ BERIA_ERFE = range(0x16EA0, 0x16EE0)  # a block of Unicode 17, newer than every 
 
 
 def assert_whole_corpus_equal(encode_ours, encode_ref, leave_out):
-    """0 lines differ; the lines left out are the 4 the README names (UDHR in Beria Erfe,
+    """0 lines differ; the lines left out are the 4 docs/guarantees.md names (UDHR in Beria Erfe,
     added in Unicode 17: the oracles' tables do not know it), and they match anyway."""
     lines, left_out, bad, left_out_differ = compare_whole_corpus(encode_ours, encode_ref,
                                                                  leave_out)

@@ -1,6 +1,6 @@
 """Fast WordPiece parity with HF ``tokenizers`` (the external oracle) and with readable
 pure-Python references, for the four BertNormalizer option sets of issue 3 and
-``clean_text=False`` (CONFIGS: the five the README names)."""
+``clean_text=False`` (CONFIGS: the five docs/guarantees.md names)."""
 import functools
 import json
 

@@ -1,6 +1,6 @@
 """Long parity sweeps against HF ``tokenizers`` (run with ``-m slow``): every Unicode scalar
 value and the whole shared corpus line by line, for each of the five option sets (CONFIGS)
-the README's guarantee names."""
+docs/guarantees.md names."""
 import pytest
 
 from conftest import read_xz_text, shared_corpus_files
