@@ -55,6 +55,47 @@ def read_xz_text(path, max_bytes=None):
     return raw.decode("utf-8")
 
 
+def corpus_lines(max_bytes, at_least, fresh_at_least=2_000):
+    """Lines to compare on: the first ``max_bytes`` of each shared corpus file when
+    ../shared/data is present (more than ``at_least`` of them), else (a fresh clone) the
+    lines of :func:`sample_texts`: the shipped BPE sample, all 532 languages of the UDHR
+    sample, edge strings and the characters Unicode 15-16 added (more than
+    ``fresh_at_least``). Fails when there are fewer: a missing corpus compares nothing."""
+    if SHARED_DATA.is_dir():
+        lines = [t for f in shared_corpus_files()
+                 for t in read_xz_text(f, max_bytes).splitlines(keepends=True)]
+        assert len(lines) > at_least, f"{len(lines)} shared corpus lines"
+        return lines
+    lines = [t for text in sample_texts() for t in text.splitlines(keepends=True)]
+    assert len(lines) > fresh_at_least, f"{len(lines)} sample lines"
+    return lines
+
+
+@lru_cache(maxsize=1)
+def emoji_texts():
+    """Every emoji code point (``regex``'s Extended_Pictographic and Emoji_Modifier, one a
+    line) and the sequences users write: skin tones, ZWJ families and professions, flags of
+    regional-indicator pairs, keycaps, tag sequences (England's flag), variation selectors."""
+    import regex
+    pic = regex.compile(r"[\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Emoji_Component}]")
+    chars = [chr(c) for c in range(0x110000)
+             if not 0xD800 <= c < 0xE000 and pic.fullmatch(chr(c))]
+    tones = [chr(c) for c in range(0x1F3FB, 0x1F400)]
+    people = ["\U0001F469", "\U0001F468", "\U0001F9D1", "\U0001F467", "\U0001F466"]
+    jobs = ["\U0001F4BB", "\U0001F52C", "\U0001F680", "\u2695\ufe0f", "\U0001F373"]
+    lines = list(chars)
+    lines += [p + t for p in people + ["\U0001F44D", "\u270B"] for t in tones]
+    lines += [p + t + "\u200d" + j for p in people for t in ["", *tones] for j in jobs]
+    lines += ["\u200d".join(people[a] for a in combo) for combo in
+              [(0, 1, 3), (0, 0, 3, 4), (1, 1, 4, 4), (2, 2, 3)]]
+    ri = [chr(c) for c in range(0x1F1E6, 0x1F200)]
+    lines += [ri[a] + ri[b] for a in range(26) for b in range(0, 26, 3)]
+    lines += [k + "\ufe0f\u20e3" for k in "0123456789#*"]
+    lines += ["\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F",
+              "\u2764\ufe0f", "\u2764\ufe0e", "a\U0001F600b c\U0001F44D\U0001F3FD!"]
+    return [t + "\n" for t in lines]
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     """Path of ../shared/data; skips the test when it is absent (fresh clone elsewhere)."""

@@ -309,6 +309,7 @@ def test_type_error():
 CORPUS_FILES = [p.name for p in shared_corpus_files()] or ["(no corpus files)"]
 
 
+@pytest.mark.slow  # the check of the slow sweeps' inputs: it runs with them
 def test_shared_corpus_files_are_all_there(shared_data):
     """The sweeps below take their files from ../shared/data/corpus at collection: all eight
     must be there (70.7 MB of text), or the sweeps would compare less than they say."""
