@@ -14,7 +14,7 @@ import base64
 import numpy as np
 
 from corpustok import FILE_FORMAT
-from corpustok._arrow import id_array, id_lists, list_array, utf8_batch
+from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
 from corpustok import sentencepiece_reference as ref
 
@@ -109,11 +109,12 @@ class SentencePieceTokenizer:
 
     # ---- encoding ---------------------------------------------------------------------------
     def encode(self, text, *, recognize_special=False):
-        """Ids of one text, as ``sentencepiece``'s ``encode(text)``."""
+        """Ids of one text, as ``sentencepiece``'s ``encode(text)`` (a lone surrogate, which
+        sentencepiece refuses, is U+FFFD as everywhere in corpustok)."""
         _no_special(recognize_special)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        return ref.encode(self._vocab, text)
+        return ref.encode_bytes(self._vocab, replace_surrogates(text)[0])
 
     def encode_arrays(self, batch, *, recognize_special=False, threads=1):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a

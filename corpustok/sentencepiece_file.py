@@ -236,13 +236,23 @@ def unsupported(model):
     unk = np.flatnonzero(types == UNKNOWN)
     if len(unk) != 1:
         return f"a SentencePiece model with {len(unk)} unknown pieces (sentencepiece wants one)"
-    seen = {}
+    # what sentencepiece 0.2.3 refuses to load (model_interface.cc InitializePieces)
+    seen = set()
     normal = (types == NORMAL) | (types == USER_DEFINED) | (types == UNUSED)
+    bpe = t["model_type"] == BPE
     for i, p in enumerate(model.pieces):
-        key = (bool(normal[i]), p)
+        if p == "\x00" and types[i] == UNUSED:
+            continue  # a placeholder sentencepiece skips
+        if "\x00" in p:
+            return f"a SentencePiece model whose piece {i} holds a NUL character"
+        if len(p.encode()) >= 8000:
+            return f"a SentencePiece model whose piece {i} is 8000 bytes or longer"
+        key = p if bpe else (bool(normal[i]), p)
         if key in seen:
             return f"a SentencePiece model that defines the piece {p!r} twice"
-        seen[key] = i
+        seen.add(key)
+    if not bpe and not np.isfinite(model.scores).all():
+        return "a SentencePiece Unigram model with a NaN or infinite score"
     byte_pieces = [model.pieces[i] for i in np.flatnonzero(types == BYTE)]
     if byte_pieces and not t["byte_fallback"]:
         return "a SentencePiece model with byte pieces but byte_fallback off"

@@ -1,5 +1,7 @@
 """Readable pure-Python references of SentencePiece encoding and decoding, exact against
-``sentencepiece`` (0.2.x, ``SentencePieceProcessor.encode(text)`` with default options).
+``sentencepiece`` 0.2.3 (``SentencePieceProcessor.encode(text)`` with default options; the
+semantics are those of its C++ sources, ``EncodeOptimized``/``DecodeOptimized``: older
+releases score user-defined Unigram pieces and very long Unigram texts differently).
 
 Everything works on UTF-8 bytes, as sentencepiece does, in four steps that a Numba kernel
 can follow one to one (flat arrays of :class:`~corpustok.sentencepiece_file.
@@ -15,8 +17,8 @@ SentencePieceModel`; the dicts here stand for its hash table or trie):
    :func:`bpe_segments` (``bpe_model.cc``: symbols are user-defined pieces or characters;
    adjacent pairs whose concatenation is a piece merge, highest score first, leftmost on
    ties; UNUSED pieces are split back) or :func:`unigram_segments` (``unigram_model.cc``,
-   the optimized Viterbi: best float32 path score over pieces, user-defined pieces scored
-   ``length * max_score - 0.1``, an unknown character ``min_score - 10``).
+   the optimized Viterbi: float32 path scores, rebased past +-100,000, user-defined pieces
+   scored ``0.1 * (length - 1)``, an unknown character ``min_score - 10``).
 3. :func:`segments_to_ids` (``PopulateSentencePieceText``): an unknown segment becomes its
    ``<0xXX>`` byte pieces with byte fallback, else one unknown id per run of unknowns.
 4. :func:`decode` (``SentencePieceProcessor::Decode``): control ids vanish, the unknown id
@@ -32,33 +34,41 @@ from corpustok.sentencepiece_file import (BPE, BYTE, CONTROL, NORMAL, SPACE, UNK
 SPACE_BYTES = SPACE.encode()  # b"\xe2\x96\x81"
 REPLACEMENT = "\ufffd".encode()
 UNK_PENALTY = np.float32(10.0)
-FLT_MIN = np.float32(np.finfo(np.float32).tiny)  # C's FLT_MIN: max_score's start
 
 
 class Vocab:
-    """The lookup tables sentencepiece builds from the pieces (``InitializePieces``):
-    ``pieces`` maps NORMAL, USER_DEFINED and UNUSED pieces to ids (what merges and the
-    Viterbi search), ``reserved`` the others (UNKNOWN, CONTROL, BYTE); a piece in neither is
-    the unknown id. ``user_defined`` are matched before anything else."""
+    """The lookup tables sentencepiece builds from the pieces (``InitializePieces``).
+    ``pieces`` maps what a model may produce to ids: for Unigram the NORMAL, USER_DEFINED and
+    UNUSED pieces (the others, UNKNOWN, CONTROL and BYTE, are ``reserved``); for BPE every
+    piece, of which only those three types may come out of a merge (a CONTROL string never
+    forms). A ``"\\0"`` UNUSED piece is a placeholder and skipped. ``user_defined`` pieces are
+    matched before anything else."""
 
     def __init__(self, model):
         self.model = model
         self.types = model.types
         self.scores = model.scores
+        self.bpe = model.trainer["model_type"] == BPE
         raw = [p.encode() for p in model.pieces]
         self.raw = raw
-        normal = {NORMAL, USER_DEFINED, UNUSED}
+        types = model.types.tolist()
+        self.mergeable = [t in (NORMAL, USER_DEFINED, UNUSED) for t in types]
         self.pieces, self.reserved = {}, {}
-        for i, (r, t) in enumerate(zip(raw, model.types.tolist())):
-            (self.pieces if t in normal else self.reserved).setdefault(r, i)
-        self.user_defined = {r for r, t in zip(raw, model.types.tolist()) if t == USER_DEFINED}
+        for i, (r, t) in enumerate(zip(raw, types)):
+            if r == b"\x00" and t == UNUSED:
+                continue
+            (self.pieces if self.bpe or self.mergeable[i] else self.reserved).setdefault(r, i)
+        self.user_defined = {r for r, t in zip(raw, types) if t == USER_DEFINED}
         self.user_lengths = sorted({len(r) for r in self.user_defined}, reverse=True)
         self.max_piece = max(len(r) for r in self.pieces) if self.pieces else 0
         self.unk_id = int(np.flatnonzero(model.types == UNKNOWN)[0])
         self.byte_ids = [self.piece_to_id(f"<0x{b:02X}>".encode()) for b in range(256)]
         normal_scores = model.scores[model.types == NORMAL]
-        self.min_score = normal_scores.min() if len(normal_scores) else np.float32(np.inf)
-        self.max_score = max(normal_scores.max(), FLT_MIN) if len(normal_scores) else FLT_MIN
+        self.min_score = normal_scores.min() if len(normal_scores) else np.float32(3.4e38)
+        # BPE's heap order: sentencepiece 0.2.3 compares the scores' float32 bit patterns as
+        # int32 (equal to float order, except -0.0 < +0.0); this key keeps that order.
+        bits = model.scores.view(np.int32).astype(np.int64)
+        self.score_key = np.where(bits < 0, -(bits & 0x7FFFFFFF) - 1, bits)
 
     def piece_to_id(self, piece):
         i = self.reserved.get(piece)
@@ -197,10 +207,16 @@ def initial_symbols(vocab, text):
     return out
 
 
+MAX_RESEGMENT_DEPTH = 100  # bpe_model.cc kMaxBpeResegmentDepth
+
+
 def bpe_segments(vocab, text):
     """``[(piece bytes, id)]`` of normalized ``text`` by SentencePiece BPE. A heap holds the
-    candidate pairs ``(-score, left)`` (highest score, then leftmost, first); a popped pair is
-    stale when either side has changed length since it was pushed (lengths only grow)."""
+    candidate pairs, highest score first (:attr:`Vocab.score_key`), leftmost on ties; a popped
+    pair is stale when either side has changed length since it was pushed (lengths only grow,
+    so an unchanged length means an unchanged symbol). Symbols that are not a mergeable piece
+    at the end are unknown; UNUSED pieces are split back into the pair that last formed them
+    (``rev_merge``, written when the pair is pushed)."""
     import heapq
 
     symbols = initial_symbols(vocab, text)
@@ -216,11 +232,11 @@ def bpe_segments(vocab, text):
         if left < 0 or right < 0 or frozen[left] or frozen[right]:
             return
         piece = text[start[left]:start[left] + length[left] + length[right]]
-        i = vocab.pieces.get(piece)
-        if i is None:
+        i = vocab.pieces.get(piece, vocab.unk_id)
+        if i == vocab.unk_id or not vocab.mergeable[i]:
             return
-        heapq.heappush(heap, (-float(vocab.scores[i]), left, right, len(piece)))
-        if vocab.types[i] == UNUSED:  # how to split it back: the last pair that formed it
+        heapq.heappush(heap, (-int(vocab.score_key[i]), left, right, len(piece)))
+        if vocab.types[i] == UNUSED:
             rev_merge[piece] = (text[start[left]:start[left] + length[left]],
                                 text[start[right]:start[right] + length[right]])
 
@@ -240,37 +256,54 @@ def bpe_segments(vocab, text):
 
     out = []
 
-    def resegment(piece):
-        i = vocab.piece_to_id(piece)
-        if vocab.types[i] != UNUSED or piece not in rev_merge:
+    def resegment(piece, depth):
+        i = vocab.pieces.get(piece, vocab.unk_id)
+        if depth > MAX_RESEGMENT_DEPTH:
             out.append((piece, i))
-            return
-        a, b = rev_merge[piece]
-        resegment(a)
-        resegment(b)
+        elif i == vocab.unk_id or not vocab.mergeable[i]:
+            out.append((piece, vocab.unk_id))
+        elif vocab.types[i] != UNUSED:
+            out.append((piece, i))
+        elif piece not in rev_merge:
+            out.append((piece, vocab.unk_id))
+        else:
+            a, b = rev_merge[piece]
+            resegment(a, depth + 1)
+            resegment(b, depth + 1)
 
     i = 0 if n else -1
     while i != -1:
-        resegment(text[start[i]:start[i] + length[i]])
+        resegment(text[start[i]:start[i] + length[i]], 0)
         i = nxt[i]
     return out
 
 
+SCORE_RESET = np.float32(100000.0)  # unigram_model.cc kScoreResetThreshold
+
+
 def unigram_segments(vocab, text):
     """``[(piece bytes, id)]`` of normalized ``text`` by the Unigram model: Viterbi over
-    every piece that begins at each character boundary, in float32 as sentencepiece sums
-    (user-defined pieces in double, stored as float32); a character no one-character piece
-    covers gets the unknown id at ``min_score - 10``. Ties keep the earlier candidate."""
+    every piece that begins at each character boundary (``EncodeOptimized``), in float32 as
+    sentencepiece 0.2.3 sums: ``score[end] = piece score + score[start]``, a user-defined
+    piece scoring ``0.1 * (bytes - 1)``, an unknown character ``min_score - 10``. When the
+    path score reaching a boundary passes +-100,000 it is subtracted from every score from
+    there to the farthest end reached (the rounding then differs from a plain running sum,
+    so long documents need this step to give sentencepiece's ids). A character no
+    one-character piece covers gets the unknown id. Ties keep the earlier candidate."""
     f32 = np.float32
     size = len(text)
-    score = [f32(0)] * (size + 1)
-    back = [-1] * (size + 1)
-    ids = [-1] * (size + 1)
+    score = [f32(0)] * (size + 1)     # best path score ending at each byte, float32
+    back = [-1] * (size + 1)          # where that path's last piece starts
+    ids = [-1] * (size + 1)           # and its id
     unk_score = f32(vocab.min_score - UNK_PENALTY)
-    max_score = vocab.max_score
-    at = 0
+    at = frontier = 0
     while at < size:
         here = score[at]
+        if here < -SCORE_RESET or here > SCORE_RESET:
+            for k in range(at, frontier + 1):
+                if k == at or back[k] != -1:
+                    score[k] = score[k] - here
+            here = f32(0)
         mblen = min(one_char_len(text[at]), size - at)
         single = False
         for end in range(at + 1, min(size, at + vocab.max_piece) + 1):
@@ -280,19 +313,16 @@ def unigram_segments(vocab, text):
             t = vocab.types[i]
             if t == UNUSED:
                 continue
-            if t == USER_DEFINED:  # double arithmetic, stored as float
-                cand = float(f32(f32(end - at) * max_score)) - 0.1 + float(here)
-                better = back[end] == -1 or cand > float(score[end])
-                cand = f32(cand)
-            else:
-                cand = vocab.scores[i] + here
-                better = back[end] == -1 or cand > score[end]
-            if better:
+            frontier = max(frontier, end)
+            piece_score = f32(0.1 * (end - at - 1)) if t == USER_DEFINED else vocab.scores[i]
+            cand = piece_score + here
+            if back[end] == -1 or cand > score[end]:
                 score[end], back[end], ids[end] = cand, at, i
             if end - at == mblen:
                 single = True
         if not single:
             end = at + mblen
+            frontier = max(frontier, end)
             cand = unk_score + here
             if back[end] == -1 or cand > score[end]:
                 score[end], back[end], ids[end] = cand, at, vocab.unk_id
@@ -330,8 +360,8 @@ def encode_bytes(vocab, data):
 
 
 def encode(vocab, text):
-    """Ids of ``text`` (a ``str``; lone surrogates are invalid bytes, so U+FFFD)."""
-    return encode_bytes(vocab, text.encode("utf-8", "surrogatepass"))
+    """Ids of ``text`` (a ``str`` without lone surrogates)."""
+    return encode_bytes(vocab, text.encode("utf-8"))
 
 
 # --- 4. decode ---------------------------------------------------------------------------
@@ -356,7 +386,6 @@ def decode(vocab, ids):
     out, run = [], []
     is_bos_ws, bos_ws_seen = True, False
     for i in ids:
-        i = vocab.piece_to_id(vocab.raw[i])
         t = types[i]
         if t == BYTE:
             run.append(int(vocab.raw[i][3:5], 16))
