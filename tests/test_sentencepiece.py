@@ -357,3 +357,24 @@ def test_user_defined_pieces_are_read(trained):
     assert set(ours.user_defined_tokens) == {"<tag>", "ab", "\u2581\u2581", "2023"}
     assert (ours.model.types == USER_DEFINED).sum() == 4
     assert np.issubdtype(ours.model.scores.dtype, np.float32)
+
+
+def test_tokenize_job_gives_sentencepiece_ids(tmp_path, capsys):
+    """The pipeline takes a .model like any tokenizer file: `corpustok tokenize` with
+    `--eos </s>` writes sentencepiece's ids plus the end-of-sequence id."""
+    import json
+    import pyarrow.parquet as pq
+    from corpustok.pipeline.cli import main
+    path = file_path("mistral-common:tokenizer.model.v1")
+    _, theirs = pair("mistral-common:tokenizer.model.v1")
+    texts = udhr_sample_texts()[:30] + ["  leading and trailing  ", "tab\tand\nnewline", "<s>"]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
+                           for k, t in enumerate(texts)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["tokenize", str(src), "--tokenizer", str(path), "--out", str(out),
+                 "--no-progress", "--eos", "</s>"]) == 0
+    rows = [r for f in sorted((out / "data").glob("*.parquet"))
+            for r in pq.read_table(f).to_pylist()]
+    got = [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
+    assert got == [theirs.encode(t) + [theirs.eos_id()] for t in texts]
