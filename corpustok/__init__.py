@@ -86,8 +86,9 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
 
     Any other file is a ValueError of one line saying what the file looks like and what
     would load it: a merges.txt or a vocab.json given alone, a SentencePiece model of a
-    kind corpustok does not run (WORD, CHAR, treat_whitespace_as_suffix...), a Parquet or compressed file, an HF tokenizer.json whose model corpustok does not run
-    (Unigram, WordLevel, SentencePiece-style BPE), a text file that is no WordPiece
+    kind corpustok does not run (WORD, CHAR, treat_whitespace_as_suffix...), a Parquet or
+    compressed file, an HF tokenizer.json whose model corpustok does not run (Unigram,
+    WordLevel, SentencePiece-style BPE), a text file that is no WordPiece
     vocabulary (see ``wordpiece.vocab_txt_problem``), JSON nested too deep."""
     from corpustok.tokenizer_files import HEAD_BYTES, binary_problem, is_sentencepiece_model
 

@@ -182,8 +182,9 @@ def gpt2_files(vocab_json, merges_txt):
 
 # ---- recognising a file by its content (corpustok.load) ------------------------------------
 FORMATS = ("a corpustok .json, an HF tokenizer.json (WordPiece or byte-level BPE), a "
-           "SentencePiece .model (BPE or Unigram), a tiktoken rank file, a Mistral tekken.json, a WordPiece vocab.txt, GPT-2's vocab.json with "
-           "--merges merges.txt, or a folder holding them")
+           "SentencePiece .model (BPE or Unigram), a tiktoken rank file, a Mistral tekken.json, "
+           "a WordPiece vocab.txt, GPT-2's vocab.json with --merges merges.txt, or a folder "
+           "holding them")
 HEAD_BYTES = 1 << 16  # what load() reads to recognise a file
 
 # Files people hand over as a tokenizer by mistake, by their first bytes.

@@ -128,8 +128,9 @@ ALPHABET = (" \t\n\r\u3000\u00a0\u2003\u200b\ufeff\u2581\ufffd\x00\x7f" "aAzZé\
             "\U0001F600\U0001F44D\U0001F3FD\u200d\U0001F1EB\U0001F1F7\u2764\ufe0f"
             "\u0378\u0870\U000e0080\U0010ffff\U000f0000\U0001FAE8\U0001F8B0")
 texts_st = st.lists(st.one_of(st.text(alphabet=ALPHABET, max_size=12),
-                              st.sampled_from(["<s>", "</s>", "<unk>", "<pad>", "  ", "\u2581\u2581",
-                                               "the", " the", "ing", "\n\n", "    "])),
+                              st.sampled_from(["<s>", "</s>", "<unk>", "<pad>", "  ",
+                                               "\u2581\u2581", "the", " the", "ing", "\n\n",
+                                               "    "])),
                     max_size=8).map("".join)
 
 
