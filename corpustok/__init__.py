@@ -11,8 +11,8 @@ import importlib
 import os
 
 __version__ = "0.1.0"
-__all__ = ["WordPiece", "BytePairTokenizer", "Tokenizer", "Utf8Batch", "load", "ube",
-           "__version__"]
+__all__ = ["WordPiece", "BytePairTokenizer", "SentencePieceTokenizer", "Tokenizer", "Utf8Batch",
+           "load", "ube", "__version__"]
 
 FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
 
@@ -34,6 +34,9 @@ def __getattr__(name):
     if name == "BytePairTokenizer":
         from corpustok.bpe import BytePairTokenizer
         return BytePairTokenizer
+    if name == "SentencePieceTokenizer":
+        from corpustok.sentencepiece import SentencePieceTokenizer
+        return SentencePieceTokenizer
     if name == "Tokenizer":
         from corpustok.tokenizer import Tokenizer
         return Tokenizer
@@ -82,11 +85,12 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
     vocabulary, see ``WordPiece.from_vocab``); other files set their own and refuse it.
 
     Any other file is a ValueError of one line saying what the file looks like and what
-    would load it: a merges.txt or a vocab.json given alone, a SentencePiece ``.model``, a
-    Parquet or compressed file, an HF tokenizer.json whose model corpustok does not run
-    (Unigram, WordLevel, SentencePiece-style BPE), a text file that is no WordPiece
+    would load it: a merges.txt or a vocab.json given alone, a SentencePiece model of a
+    kind corpustok does not run (WORD, CHAR, treat_whitespace_as_suffix...), a Parquet or
+    compressed file, an HF tokenizer.json whose model corpustok does not run (Unigram,
+    WordLevel, SentencePiece-style BPE), a text file that is no WordPiece
     vocabulary (see ``wordpiece.vocab_txt_problem``), JSON nested too deep."""
-    from corpustok.tokenizer_files import HEAD_BYTES, binary_problem
+    from corpustok.tokenizer_files import HEAD_BYTES, binary_problem, is_sentencepiece_model
 
     path = os.fspath(path)
     if os.path.isdir(path):
@@ -98,6 +102,11 @@ def load(path, *, merges=None, pretokenizer=None, lowercase=None):
                                                   pretokenizer or "gpt2")
     with open(path, "rb") as f:
         head = f.read(HEAD_BYTES)
+    if is_sentencepiece_model(head):
+        _no_pretokenizer(path, pretokenizer)
+        _no_lowercase(path, lowercase)
+        from corpustok.sentencepiece import SentencePieceTokenizer
+        return SentencePieceTokenizer.from_file(path)
     problem = binary_problem(head)
     if problem:
         raise ValueError(f"{path}: {problem}")
@@ -150,9 +159,11 @@ def _from_doc(path, doc):
             from corpustok.wordpiece import WordPiece as cls
         elif kind == "bpe":
             from corpustok.bpe import BytePairTokenizer as cls
+        elif kind == "sentencepiece":
+            from corpustok.sentencepiece import SentencePieceTokenizer as cls
         else:
             raise ValueError(f"{path}: unknown corpustok tokenizer type {kind!r} "
-                             "(expected 'wordpiece' or 'bpe')")
+                             "(expected 'wordpiece', 'bpe' or 'sentencepiece')")
         try:
             return cls.from_dict(doc)
         except (ValueError, TypeError) as e:  # the dict knows no path: name the file

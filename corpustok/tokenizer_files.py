@@ -181,9 +181,10 @@ def gpt2_files(vocab_json, merges_txt):
 
 
 # ---- recognising a file by its content (corpustok.load) ------------------------------------
-FORMATS = ("a corpustok .json, an HF tokenizer.json (WordPiece or byte-level BPE), a tiktoken "
-           "rank file, a Mistral tekken.json, a WordPiece vocab.txt, GPT-2's vocab.json with "
-           "--merges merges.txt, or a folder holding them")
+FORMATS = ("a corpustok .json, an HF tokenizer.json (WordPiece or byte-level BPE), a "
+           "SentencePiece .model (BPE or Unigram), a tiktoken rank file, a Mistral tekken.json, "
+           "a WordPiece vocab.txt, GPT-2's vocab.json with --merges merges.txt, or a folder "
+           "holding them")
 HEAD_BYTES = 1 << 16  # what load() reads to recognise a file
 
 # Files people hand over as a tokenizer by mistake, by their first bytes.
@@ -196,13 +197,15 @@ MAGIC = ((b"PAR1", "a Parquet file (data, not a tokenizer)"),
          (b"PK\x05\x06", "an empty zip archive"),
          (b"GGUF", "a GGUF model file (llama.cpp)"),
          (b"\x93NUMPY", "a numpy .npy file"))
-SENTENCEPIECE = "a SentencePiece model (.model): not supported yet"
+SENTENCEPIECE = ("a SentencePiece model (.model): give it alone as the tokenizer (it loads by "
+                 "itself)")
 
 
 def binary_problem(head):
     """What a file whose first bytes are ``head`` is, when it is binary (a tokenizer file is
-    UTF-8 text): a known magic number, a SentencePiece ``ModelProto``, UTF-16 text or any file
-    with a NUL byte; else None."""
+    UTF-8 text): a known magic number, a SentencePiece ``ModelProto`` (load() reads it before
+    asking; this names it where a text file was wanted, e.g. GPT-2's merges), UTF-16 text or
+    any file with a NUL byte; else None."""
     for magic, what in MAGIC:
         if head.startswith(magic) and (magic != b"BZh" or head[4:10] == b"1AY&SY"):
             return what

@@ -98,8 +98,12 @@ CASES = [
     ("tokenizer.json.xz", lzma.compress(b'{"model": {}}'), "an xz-compressed file"),
     ("tokenizer.json.zst", b"\x28\xb5\x2f\xfd" + bytes(20), "a zstd-compressed file"),
     ("tokenizer.zip", zip_of, "a zip archive"),
-    ("tokenizer.model", sentencepiece_model(),
-     "a SentencePiece model (.model): not supported yet"),
+    ("word.model", sentencepiece_model() + b"\x12\x02\x18\x03",  # a second trainer_spec
+     "a SentencePiece WORD model: corpustok runs the BPE and UNIGRAM model types"),
+    ("suffix.model", sentencepiece_model() + b"\x12\x03\xc0\x01\x01",
+     "a SentencePiece model with treat_whitespace_as_suffix"),
+    ("cut.model", sentencepiece_model()[:-9] + b"\x0a\x40",
+     "not a readable ModelProto (a length-delimited field runs past its message)"),
     ("unigram.json", hf_json(models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], 0,
                                             False), pre_tokenizers.Metaspace()),
      "an HF tokenizer.json with a SentencePiece Unigram model (T5, ALBERT, XLM-R): not "
@@ -128,6 +132,8 @@ CASES = [
     ("empty.txt", b"", "the file is empty"),
 ]
 
+CASE_FILES = {name: content for name, content, _ in CASES}
+
 
 def write(path, content):
     if callable(content):
@@ -155,7 +161,7 @@ def test_a_file_that_is_no_tokenizer_is_named(tmp_path, capsys, name, content, w
 def test_direct_loaders_name_the_deep_and_the_unsupported(tmp_path):
     for content, words in ((deep(100_000), "nested too deep"),
                            (deep_pre_tokenizer(900), "nested too deep"),
-                           (CASES[14][1], "SentencePiece-style BPE")):
+                           (CASE_FILES["sp_bpe.json"], "SentencePiece-style BPE")):
         path = write(tmp_path / "tokenizer.json", content)
         with pytest.raises(ValueError, match=words):
             BytePairTokenizer.from_hf(path)
@@ -193,11 +199,20 @@ def test_wordpiece_vocabularies_still_load(tmp_path):
     assert vocab_txt_problem(CASED) is None
 
 
+def test_a_small_sentencepiece_model_loads(tmp_path):
+    """A .model is recognised by its protobuf shape, whatever its name."""
+    path = write(tmp_path / "anything.bin", sentencepiece_model())
+    tok = corpustok.load(path)
+    assert type(tok).__name__ == "SentencePieceTokenizer" and tok.model_type == "UNIGRAM"
+    assert tok.encode("the") == [2] and tok.encode("the x") == [2, 0]
+    assert tok.decode([2, 0]) == "the \u2047 "
+
+
 def test_real_vocabularies_load_or_are_named(modern_vocab):
     """Real files on a fresh clone (the test extra's packages): BERT's vocab.txt (tests/data),
     Llama 3's tokenizer.model (a rank file: it loads), and Mistral's SentencePiece models that
     mistral-common ships beside its Tekken file (tokenizer.model.v1, ...model.v2, .v3, .v7:
-    named, not loaded)."""
+    they load as SentencePiece BPE; tests/test_sentencepiece.py checks their ids)."""
     assert corpustok.load(BERT_VOCAB).encode(TEXT) == bert_ids(BERT_VOCAB)
     llama3 = modern_vocab("llama3")
     assert llama3.name == "tokenizer.model"
@@ -206,14 +221,16 @@ def test_real_vocabularies_load_or_are_named(modern_vocab):
     assert {p.name for p in models} >= {"tokenizer.model.v1",
                                         "mistral_instruct_tokenizer_240216.model.v2"}
     for path in models:
-        with pytest.raises(ValueError, match="a SentencePiece model"):
-            corpustok.load(path)
+        tok = corpustok.load(path)
+        assert type(tok).__name__ == "SentencePieceTokenizer" and tok.model_type == "BPE"
+        assert tok.decode(tok.encode(TEXT)) == TEXT
 
 
 def test_shared_vocabularies_load_or_are_named():
     """The SentencePiece files of ../shared that no package of the test extra ships (Gemma,
     T5, mT5, ALBERT, Llama 2; Mistral's are also mistral-common's: checked on a fresh clone by
-    test_real_vocabularies_load_or_are_named) and its BERT copy."""
+    test_real_vocabularies_load_or_are_named) and its BERT copy: the .model files load (their
+    ids: tests/test_sentencepiece.py), their HF tokenizer.json are still named."""
     if not SHARED_DATA.is_dir():
         pytest.skip("Gemma, T5, mT5, ALBERT and Llama 2 SentencePiece files: no package on the "
                     "index ships them; read from ../shared/data only")
@@ -222,8 +239,9 @@ def test_shared_vocabularies_load_or_are_named():
     assert corpustok.load(bert).encode(TEXT) == bert_ids(bert)
     sp = vocab / "sentencepiece"
     for path in sorted(sp.glob("*/*.model*")) + sorted(sp.glob("*/spiece.model")):
-        with pytest.raises(ValueError, match="a SentencePiece model"):
-            corpustok.load(path)
+        tok = corpustok.load(path)
+        assert type(tok).__name__ == "SentencePieceTokenizer"
+        assert tok.model_type == ("UNIGRAM" if path.name == "spiece.model" else "BPE")
     for path in sorted(sp.glob("*/*tokenizer.json")):
         with pytest.raises(ValueError, match="Unigram model|SentencePiece-style BPE model"):
             corpustok.load(path)

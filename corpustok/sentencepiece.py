@@ -1,0 +1,227 @@
+"""SentencePieceTokenizer: a SentencePiece ``.model`` (BPE or Unigram), exactly as
+``sentencepiece`` encodes and decodes it (decision 0033).
+
+The file is read by :mod:`corpustok.sentencepiece_file` (no ``protobuf`` or
+``sentencepiece`` at run time). Encoding runs the readable references of
+:mod:`corpustok.sentencepiece_reference` for now (normalizer, BPE merges by score with byte
+fallback, Unigram Viterbi): exact, but pure Python; the Numba kernels that follow keep this
+class's interface. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
+no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain
+text, as in sentencepiece.
+"""
+import base64
+
+import numpy as np
+
+from corpustok import FILE_FORMAT
+from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
+from corpustok.sentencepiece_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
+from corpustok import sentencepiece_reference as ref
+
+__all__ = ["SentencePieceTokenizer"]
+
+
+class _HeldStream:
+    """Incremental encoding of a model without a pre-tokenizer: SentencePiece BPE may merge
+    across any boundary, so the text is held (memory: the document) and encoded at
+    :meth:`finish`."""
+
+    def __init__(self, tok):
+        self._tok, self._parts = tok, []
+
+    def feed(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        self._parts.append(text)
+        return []
+
+    def finish(self):
+        text, self._parts = "".join(self._parts), []
+        return self._tok.encode(text)
+
+
+class SentencePieceTokenizer:
+    """A SentencePiece model. Build it with :meth:`from_file` (a ``.model``), or
+    ``corpustok.load(path)``, which recognises the file by content."""
+
+    def __init__(self, data, source="a SentencePiece model"):
+        self._data = bytes(data)
+        self._model = parse_model(self._data, source)
+        self._vocab = ref.Vocab(self._model)
+        self._index = {p: i for i, p in reversed(list(enumerate(self._model.pieces)))}
+
+    @classmethod
+    def from_file(cls, path):
+        with open(path, "rb") as f:
+            return cls(f.read(), str(path))
+
+    # ---- vocabulary -------------------------------------------------------------------------
+    @property
+    def model(self):
+        """The parsed file (:class:`corpustok.sentencepiece_file.SentencePieceModel`)."""
+        return self._model
+
+    @property
+    def model_type(self):
+        return self._model.model_type  # "BPE" or "UNIGRAM"
+
+    @property
+    def vocab_size(self):
+        return len(self._model.pieces)
+
+    def token_to_id(self, token):
+        """Id of a piece string (spaces written as U+2581), or None."""
+        return self._index.get(token)
+
+    def id_to_token(self, i):
+        return self._model.pieces[i] if isinstance(i, (int, np.integer)) and \
+            0 <= i < self.vocab_size else None
+
+    @property
+    def special_tokens(self):
+        """The control and unknown pieces (``<unk>``, ``<s>``, ``</s>``, ``<pad>``...), by id."""
+        t = self._model.types
+        return [self._model.pieces[i] for i in np.flatnonzero((t == CONTROL) | (t == UNKNOWN))]
+
+    @property
+    def user_defined_tokens(self):
+        return [self._model.pieces[i] for i in np.flatnonzero(self._model.types == USER_DEFINED)]
+
+    def _spec_id(self, name):
+        i = self._model.trainer[name + "_id"]
+        return i if 0 <= i < self.vocab_size else None
+
+    @property
+    def unk_id(self):
+        return int(np.flatnonzero(self._model.types == UNKNOWN)[0])
+
+    @property
+    def bos_id(self):
+        return self._spec_id("bos")
+
+    @property
+    def eos_id(self):
+        return self._spec_id("eos")
+
+    @property
+    def pad_id(self):
+        return self._spec_id("pad")
+
+    # ---- encoding ---------------------------------------------------------------------------
+    def encode(self, text, *, recognize_special=False):
+        """Ids of one text, as ``sentencepiece``'s ``encode(text)`` (a lone surrogate, which
+        sentencepiece refuses, is U+FFFD as everywhere in corpustok)."""
+        _no_special(recognize_special)
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return ref.encode_bytes(self._vocab, replace_surrogates(text)[0])
+
+    def encode_arrays(self, batch, *, recognize_special=False, threads=1):
+        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
+        :class:`~corpustok.Utf8Batch`; ``replaced`` counts the U+FFFD that invalid bytes
+        became (one per byte, sentencepiece's rule) and the lone surrogates of ``str`` input.
+        ``threads`` is accepted for the protocol; the reference runs in one."""
+        _no_special(recognize_special)
+        n = len(batch)
+        data, offs = batch.data, batch.offsets
+        ids, counts = [], np.zeros(n + 1, np.int64)
+        replaced = np.zeros(n, np.int64) if batch.replaced is None else \
+            batch.replaced.astype(np.int64).copy()
+        for j in range(n):
+            raw = data[offs[j]:offs[j + 1]].tobytes()
+            if not batch.well_formed:
+                replaced[j] += _invalid_bytes(raw)
+            out = ref.encode_bytes(self._vocab, raw)
+            ids.extend(out)
+            counts[j + 1] = len(out)
+        return np.array(ids, np.int32), np.cumsum(counts), replaced
+
+    def encode_batch(self, texts, *, recognize_special=False, threads=1):
+        """int32 ids of each text (a list of ``str``/None or an Arrow string array) as a
+        ``pyarrow.ListArray``; null texts give null lists."""
+        _no_special(recognize_special)
+        batch = utf8_batch(texts)
+        ids, offsets, _ = self.encode_arrays(batch, threads=threads)
+        return list_array(offsets, ids, batch.valid)
+
+    def stream(self):
+        return _HeldStream(self)
+
+    # ---- decoding ---------------------------------------------------------------------------
+    def _ids(self, ids, where=""):
+        arr = id_array(ids)
+        bad = (arr < 0) | (arr >= self.vocab_size)
+        if bad.any():
+            raise ValueError(f"{where}id {int(arr[bad][0])} is outside the vocabulary "
+                             f"(0..{self.vocab_size - 1})")
+        return arr.tolist()
+
+    def decode(self, ids):
+        """Text of ids, as ``sentencepiece``'s ``decode``: control pieces vanish, the unknown
+        id reads " \u2047 ", byte pieces are reassembled (an invalid byte is U+FFFD), U+2581 is a
+        space and the dummy prefix's space is dropped."""
+        return ref.decode(self._vocab, self._ids(ids))
+
+    def decode_batch(self, lists):
+        """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
+        ids, offsets, valid = id_lists(lists)
+        ids = self._ids(ids)
+        return [None if valid is not None and not valid[j] else
+                ref.decode(self._vocab, ids[offsets[j]:offsets[j + 1]])
+                for j in range(len(offsets) - 1)]
+
+    # ---- files ------------------------------------------------------------------------------
+    def to_dict(self):
+        """A corpustok file: the ``.model`` bytes, base64 (the model file is the truth)."""
+        return {"format": FILE_FORMAT, "type": "sentencepiece",
+                "model": base64.b64encode(self._data).decode("ascii")}
+
+    @classmethod
+    def from_dict(cls, d):
+        model = d.get("model")
+        if not isinstance(model, str):
+            raise ValueError("a sentencepiece tokenizer file holds the .model bytes as "
+                             "base64 under \"model\"")
+        try:
+            data = base64.b64decode(model, validate=True)
+        except ValueError:
+            raise ValueError("\"model\" is not base64") from None
+        return cls(data)
+
+    def save(self, path):
+        import json
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f)
+
+    def __getstate__(self):
+        return {"data": self._data}
+
+    def __setstate__(self, d):
+        self.__init__(d["data"])
+
+    def __repr__(self):
+        return (f"SentencePieceTokenizer(model_type={self.model_type!r}, "
+                f"vocab_size={self.vocab_size}, byte_fallback={self._model.byte_fallback}, "
+                f"normalizer={self._model.normalizer['name']!r})")
+
+
+def _no_special(recognize_special):
+    if recognize_special:
+        raise ValueError("control tokens written in the text (--special) are not read yet for "
+                         "SentencePiece models; sentencepiece itself encodes them as text")
+
+
+def _invalid_bytes(raw):
+    """How many bytes of ``raw`` are not part of a valid UTF-8 character."""
+    try:
+        raw.decode("utf-8")
+        return 0
+    except UnicodeDecodeError:
+        pass
+    count = at = 0
+    while at < len(raw):
+        ok, n = ref.valid_char_len(raw, at)
+        count += not ok
+        at += n
+    return count
+
