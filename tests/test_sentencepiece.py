@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
 import sentencepiece as spm  # the oracle; the test extra pins 0.2.3
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpustok
