@@ -7,6 +7,9 @@ them beside ``corpustok/`` (see ``corpustok/__init__.py``); there are no symlink
 """
 from setuptools import setup
 
+# pipeline/'s subject folders (docs/architecture.md), installed under corpustok.pipeline.
+PIPELINE_FOLDERS = ("cli", "files", "jobs", "output", "read", "report", "runtime")
+
 setup(
     name="corpustok",
     version="0.1.0",
@@ -14,7 +17,7 @@ setup(
     "Numba kernels, Apache Beam pipeline, Parquet token shards",
     python_requires=">=3.10",
     packages=["corpustok", "corpustok.data", "corpustok.kernels", "corpustok.schemas",
-              "corpustok.pipeline"],
+              "corpustok.pipeline", *(f"corpustok.pipeline.{sub}" for sub in PIPELINE_FOLDERS)],
     package_dir={
         "corpustok": "corpustok",
         "corpustok.kernels": "kernels",

@@ -27,7 +27,7 @@ def shard_folder(work, mb):
     if os.path.exists(os.path.join(out, ".corpustok", "manifest.json")):
         return out
     import corpustok
-    from corpustok.pipeline.run import tokenize
+    from corpustok.pipeline.jobs.tokenize import tokenize
     tok = os.path.join(work, "gpt2.json")
     if not os.path.exists(tok):
         corpustok.BytePairTokenizer.from_hf(os.path.join(GPT2, "vocab.json"),

@@ -2,7 +2,7 @@
 
 Builds Parquet corpora of about 100 MB and 1 GB of text from the shared corpus (documents of
 ~4 KB cut at line ends, repeated to size, row groups of ~8 MB), then for each size runs
-``corpustok.pipeline.run.tokenize`` in each mode of ``--modes`` (one in-process worker,
+``corpustok.pipeline.jobs.tokenize.tokenize`` in each mode of ``--modes`` (one in-process worker,
 two worker processes, two threads, one worker with two kernel threads, Beam's DaskRunner on
 two Dask worker processes; the modes take turns), each run in a fresh subprocess, and reports the median wall time of ``--runs`` runs,
 MB/s of input text and the peak RSS of the whole process tree (driver and workers, sampled
@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpustok.pipeline.outdir import entry_names, entry_path
+from corpustok.pipeline.output.layout import entry_names, entry_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GPT2 = os.path.join(HERE, "..", "tests", "data", "gpt2")
@@ -111,9 +111,9 @@ def shard_stages(tokenizer, path, shards=12):
     kernel runs on a second tokenizer that sees the same shards, so both caches match."""
     import corpustok
     from corpustok._arrow import one_array, utf8_batch
-    from corpustok.pipeline.read import read_documents
-    from corpustok.pipeline.shards import write_shard
-    from corpustok.pipeline.tokenize import tokenize_batch
+    from corpustok.pipeline.read.units import read_documents
+    from corpustok.pipeline.output.shards import write_shard
+    from corpustok.pipeline.encode import tokenize_batch
     tok, alone = corpustok.load(tokenizer), corpustok.load(tokenizer)
     spent = dict.fromkeys(("read", "kernel", "tokenize_batch glue", "write"), 0.0)
     out = tempfile.mkdtemp(prefix="corpustok-stages-")
@@ -183,9 +183,9 @@ def run_child(tokenizer, path, out, mode):
     (seconds, peak tree RSS bytes, text bytes, steady-state MB/s)."""
     workers, local_mode, threads, beam_args = MODES[mode]
     code = ("import json, sys\n"
-            "from corpustok.pipeline.workers import keep_freed_memory\n"
+            "from corpustok.pipeline.runtime.workers import keep_freed_memory\n"
             "keep_freed_memory()  # as the corpustok command does\n"
-            "from corpustok.pipeline.run import tokenize\n"
+            "from corpustok.pipeline.jobs.tokenize import tokenize\n"
             "w, m, t, b = json.loads(sys.argv[4])\n"
             "if __name__ == '__main__':  # Dask's worker processes import this module\n"
             "    r = tokenize([sys.argv[1]], sys.argv[2], sys.argv[3], workers=w, "

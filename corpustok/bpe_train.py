@@ -3,7 +3,7 @@
 Training runs in two stages so that the expensive one can be distributed:
 
 1. :func:`count_chunks` (or :class:`ChunkCounts`, mergeable; the Beam form is
-   ``corpustok.pipeline.count.CountChunks``) counts the pre-tokenizer chunks (GPT-2's by
+   ``corpustok.pipeline.jobs.count.CountChunks``) counts the pre-tokenizer chunks (GPT-2's by
    default, any name or pattern of :mod:`corpustok.pretokenize`) of the texts. Counts are substrate independent: one count serves ``ube``, ``utf8`` and ``utf16``.
 2. :func:`train_from_counts` maps each chunk to the substrate's base symbols and learns merges
    exactly as HF ``BpeTrainer(initial_alphabet=<substrate alphabet>, vocab_size,

@@ -5,15 +5,15 @@ job in ``.corpustok/job.json``, in every shard name and entry, and in the run ma
 resume and "same job?" are decided by one value. ``max_doc_bytes`` is not in it: it changes
 how a long document is encoded (streamed), never the ids. ``id_type`` is the kind of the
 inputs' ids (``schemas.ID_KINDS``), found from the inputs before the job starts
-(``inputs.job_id_type``): it changes the shards' schema, and a job appended to must keep it.
+(``read.inputs.job_id_type``): it changes the shards' schema, and a job appended to must keep it.
 ``columns``: the inputs read with other columns than ``id_column``/``text_column``
-(``inputs.resolve_inputs``), recorded here but hashed into those inputs' shard names, not
+(``read.inputs.resolve_inputs``), recorded here but hashed into those inputs' shard names, not
 into the configuration's hash (see ``inputs``); ``txt_docs``: what a document of a ``.txt``
 input is, set when the job has one (both enter the dict only when set). ``sources``: each
 input's name in its shards' ``source`` column (the path as the user gave it, kept from the
 job's first run; hashed into its shard names like ``columns``); ``vocab_size`` and
 ``tokenizer_name`` say which tokenizer the ids are of (exports choose their id type by the
-vocabulary); ``layout``: the folder layout (``outdir.LAYOUT``).
+vocabulary); ``layout``: the folder layout (``output.layout.LAYOUT``).
 """
 import hashlib
 import json
@@ -25,7 +25,6 @@ OMITTED_WHEN_NONE = ("columns", "txt_docs", "keep_columns")
 # instead (``columns``, ``sources``: hashed into those inputs' shard names), or a label
 # (``tokenizer_name``: the tokenizer itself is ``tokenizer_sha256``).
 NOT_HASHED = ("columns", "sources", "tokenizer_name")
-TXT_DOCS = ("line", "paragraph")  # what a document of a .txt input is (read_text)
 EXPORT_FORMATS = ("megatron", "datatrove", "numpy")  # the layouts pipeline.export writes
 
 
@@ -52,8 +51,8 @@ class TokenizeConfig:
     vocab_size: Optional[int] = None  # the tokenizer's ids: what an export's id type needs
     tokenizer_name: Optional[str] = None  # a label: the file's name, or the known vocabulary's
     sources: Optional[dict] = None  # {shown input: its name in the shards' source column}
-    layout: int = 3  # outdir.LAYOUT: where the shards lie and how they are named
-    keep_columns: Optional[list] = None  # ["NAME:TYPE", ...]: read_spec.KeepColumn
+    layout: int = 3  # output.layout.LAYOUT: where the shards lie and how they are named
+    keep_columns: Optional[list] = None  # ["NAME:TYPE", ...]: read.spec.KeepColumn
 
     def to_dict(self) -> dict:
         """The dict written to manifests (and hashed)."""

@@ -12,7 +12,7 @@ from conftest import corpus_lines, hf_bpe_train, hf_pattern, read_xz_text, refer
     shared_corpus_files
 from corpustok import reference
 from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
-from corpustok.pipeline.demo import load_sample
+from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.ube import alphabet
 
 SUBSTRATES = ("ube", "utf8", "utf16")

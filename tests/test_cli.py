@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpustok.pipeline.cli import main
-from corpustok.pipeline.cli_args import build_parser as _parser
-from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline.outdir import RUN_MANIFEST
+from corpustok.pipeline.cli.args import build_parser as _parser
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.output.layout import RUN_MANIFEST
 from conftest import TEST_DATA, shard_files
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
@@ -194,7 +194,7 @@ def test_report_with_fields_that_align_nothing_is_an_error(tmp_path, capsys):
 
 
 def test_a_failing_job_exits_3_with_its_traceback(tmp_path, capsys, monkeypatch):
-    from corpustok.pipeline import run
+    from corpustok.pipeline.jobs import tokenize as run
 
     def broken(*args, **kwargs):
         raise RuntimeError("a Beam worker died")

@@ -13,13 +13,14 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline import cleanup, progress
 from corpustok.pipeline.cli import main
-from corpustok.pipeline.inputs import parse_input, resolve_inputs
-from corpustok.pipeline.outdir import JOB_FILE
-from corpustok.pipeline.read import read_documents
-from corpustok.pipeline.run import tokenize
-from corpustok.pipeline.verify import verify_shards
+from corpustok.pipeline.files import cleanup
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.output.layout import JOB_FILE
+from corpustok.pipeline.output.verify import verify_shards
+from corpustok.pipeline.read.inputs import parse_input, resolve_inputs
+from corpustok.pipeline.read.units import read_documents
+from corpustok.pipeline.runtime import progress
 from conftest import shard_files
 
 TEXT = b"first line\n\n   \nsecond \xff line\r\nthird line"  # blank, CRLF, invalid UTF-8

@@ -19,10 +19,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline import cli, progress, read, run
+from corpustok.pipeline.cli import commands
 from corpustok.pipeline.cli import main
-from corpustok.pipeline.cli_args import build_parser
-from corpustok.pipeline.workers import available_cores, default_workers
+from corpustok.pipeline.cli.args import build_parser
+from corpustok.pipeline.jobs import tokenize as run
+from corpustok.pipeline.read import units as read
+from corpustok.pipeline.read.jsonl import read_jsonl
+from corpustok.pipeline.read.spec import ReadSpec
+from corpustok.pipeline.runtime import progress
+from corpustok.pipeline.runtime.workers import available_cores, default_workers
 from corpustok.wordpiece import WordPiece, cased_token
 from conftest import REPO, TEST_DATA, shard_files
 
@@ -119,7 +124,7 @@ def test_progress_moves_within_a_shard(tmp_path, monkeypatch):
     reports = []
     term = _Terminal()
     with progress.Progress(str(out), [src], stream=term) as p:
-        batches = read.read_jsonl(src, read.ReadSpec())
+        batches = read_jsonl(src, ReadSpec(), on_bytes=progress.report)
         with open(os.environ[progress.ENV], "rb") as channel:
             first = next(batches)  # the one shard, read whole
             reports = channel.read().splitlines()
@@ -199,7 +204,8 @@ def test_parquet_rows_report_their_share_of_the_file(tmp_path, monkeypatch):
     pq.write_table(pa.table({"id": list(range(3000)), "text": ["some text"] * 3000}), path,
                    row_group_size=1000)
     with progress.Progress(str(tmp_path), [str(path)], show=False) as p:
-        shards = list(read.read_documents(str(path), shard_rows=250))
+        shards = list(read.read_documents(str(path), shard_rows=250,
+                                          on_bytes=progress.reporter()))
     assert len(shards) > 3
     assert abs(p.read_bytes - os.path.getsize(path)) <= len(shards) + 3  # int rounding only
 
@@ -233,8 +239,8 @@ def test_fewer_shards_than_cores_suggests_a_smaller_shard_mb(monkeypatch):
 
 def test_train_and_main_send_worker_output_to_a_log_unless_verbose(tmp_path, monkeypatch):
     """(``tokenize --workers 2`` end to end: the terminal test above.)"""
-    import corpustok.pipeline.main_job as main_job
-    import corpustok.pipeline.train as train
+    import corpustok.pipeline.jobs.main as main_job
+    import corpustok.pipeline.jobs.train as train
     logs = []
 
     def fake(*args, worker_log=None, **kw):
@@ -330,7 +336,7 @@ def test_workers_above_the_cores_warn_and_the_default_is_chosen(tmp_path, capsys
         seen["workers"] = workers
         raise ValueError("stop here")
     monkeypatch.setattr(run, "tokenize", fake_tokenize)
-    monkeypatch.setattr(cli, "available_cores", lambda: 2)
+    monkeypatch.setattr(commands, "available_cores", lambda: 2)
     base = ["tokenize", src, "--tokenizer", BERT_VOCAB, "--out", str(tmp_path / "o")]
     assert main(base + ["--workers", "64"]) == 2
     assert seen["workers"] == 64

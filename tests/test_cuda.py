@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpustok import reference
-from corpustok.pipeline.demo import load_sample
+from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.kernels import cuda as kc
 from corpustok.kernels.substrate_codec import UBE, UTF8, UTF16, encode_symbols
 

@@ -19,14 +19,15 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpustok.pipeline import progress
 from corpustok.pipeline.cli import main
-from corpustok.pipeline.compression import open_binary, verified
-from corpustok.pipeline.outdir import ENTRIES_DIR, RUN_MANIFEST
-from corpustok.pipeline.read import read_documents
-from corpustok.pipeline.read_text import ReadFailure, line_ranges
-from corpustok.pipeline.run import tokenize
-from corpustok.pipeline.verify import check_folder
+from corpustok.pipeline.files.compression import open_binary, verified
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.output.layout import ENTRIES_DIR, RUN_MANIFEST
+from corpustok.pipeline.output.verify import check_folder
+from corpustok.pipeline.read.errors import ReadFailure
+from corpustok.pipeline.read.text import line_ranges
+from corpustok.pipeline.read.units import read_documents
+from corpustok.pipeline.runtime import progress
 from corpustok.schemas import InputFormatError
 from conftest import shard_files
 
@@ -98,7 +99,7 @@ def test_members_read_whole_and_all_verified(tmp_path, fmt):
 
 @pytest.mark.parametrize("fmt", ["gz", "xz", "zst"])
 def test_stored_bytes_are_counted_and_a_given_stream_stays_open(tmp_path, monkeypatch, fmt):
-    """While a progress line listens, every stored byte read is reported once; a stream the
+    """With ``on_bytes`` (a progress line), every stored byte read is reported once; a stream the
     caller opened (a remote file) is read through and left to the caller to close."""
     data = b"".join(_lines(3000, "r"))
     path = tmp_path / f"in.jsonl.{fmt}"
@@ -107,10 +108,10 @@ def test_stored_bytes_are_counted_and_a_given_stream_stays_open(tmp_path, monkey
     channel.write_bytes(b"")
     monkeypatch.setenv(progress.ENV, str(channel))
     with open(path, "rb") as raw:
-        with open_binary(str(path), raw) as f:
+        with open_binary(str(path), raw, progress.report) as f:
             assert f.read() == data and verified(f).lines == 3000
         assert not raw.closed
-    with open_binary(str(path)) as f:
+    with open_binary(str(path), on_bytes=progress.report) as f:
         assert f.read() == data
     reported = [int(line.split()[1]) for line in channel.read_bytes().splitlines()
                 if line.startswith(b"R ")]

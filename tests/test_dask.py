@@ -68,7 +68,7 @@ def _shards(path):
 
 
 def _tokenize(src, out, tokenizer, beam_args=(), workers=2):
-    from corpustok.pipeline.run import tokenize
+    from corpustok.pipeline.jobs.tokenize import tokenize
     return tokenize([src], out, tokenizer, shard_bytes=500_000, beam_args=list(beam_args),
                     workers=workers)
 
@@ -94,7 +94,7 @@ def test_dask_shards_equal_the_fnapi_runners_then_a_rerun_skips_every_shard(
     again = _tokenize(parquet_input, out, spec, DASK)
     assert again.ok and again.written == [] and len(again.kept) == r.manifest["totals"]["shards"]
     assert _shards(out) == reference
-    from corpustok.pipeline.run import summary
+    from corpustok.pipeline.jobs.tokenize import summary
     assert f"(0 written, {len(again.kept)} already complete)" in summary(again)
 
 
@@ -134,7 +134,7 @@ def test_a_worker_killed_mid_run_leaves_the_same_output(parquet_input, gpt2_file
 
 
 def test_train_on_dask_gives_the_default_runners_tokenizer(parquet_input, tmp_path):
-    from corpustok.pipeline.train import train
+    from corpustok.pipeline.jobs.train import train
     paths = {}
     for name, args in (("fnapi", []), ("dask", DASK)):
         paths[name] = tmp_path / f"{name}.json"
@@ -149,7 +149,7 @@ def test_cli_joins_a_running_scheduler_and_reports_unreadable_inputs(
 
     from corpustok.pipeline.cli import main
     from corpustok.pipeline.config import config_hash
-    from corpustok.pipeline.outdir import read_run_manifest
+    from corpustok.pipeline.output.layout import read_run_manifest
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"PAR1 this is no Parquet file")
     out = tmp_path / "out"

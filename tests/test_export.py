@@ -150,7 +150,7 @@ def test_datatrove_and_numpy_exports_hold_every_row_in_order(shards, tmp_path):
 
 def test_a_seed_shuffles_every_document_once_and_the_same_seed_repeats(shards, tmp_path,
                                                                       monkeypatch):
-    from corpustok.pipeline import export as ex
+    from corpustok.pipeline.output import export as ex
     monkeypatch.setattr(ex, "BUCKET_BYTES", 4000)  # many buckets for this small folder
     rows = shard_rows(shards)
     outs = {}
@@ -179,7 +179,7 @@ def test_large_vocabularies_switch_the_id_types(documents, big_vocab_file, tmp_p
     assert main(["export", str(out), "--format", "datatrove", "--out", dt]) == 0
     assert read_datatrove(dt, 4) == [r[0] for r in rows]
     # By the vocabulary when given: 65,500 ids is int32 for Megatron, uint16 for datatrove.
-    from corpustok.pipeline.export import token_dtype
+    from corpustok.pipeline.output.export import token_dtype
     assert token_dtype("megatron", 65499) == np.uint16 and \
         token_dtype("megatron", 65500) == np.int32
     assert token_dtype("datatrove", 65536) == np.uint16 and \

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpustok.pipeline import export as ex
 from corpustok.pipeline.cli import main
-from corpustok.pipeline.outdir import FolderHold, OutputInUse
+from corpustok.pipeline.output import export as ex
+from corpustok.pipeline.output.layout import FolderHold, OutputInUse
 
 from test_export import (_tokenize, big_vocab_file, documents, read_datatrove,  # noqa: F401
                          read_megatron, read_numpy, shard_rows)
@@ -237,7 +237,7 @@ def test_two_exports_to_one_prefix_do_not_interleave(shards, tmp_path, monkeypat
 
 KILLED = r"""
 import json, os, signal, sys
-from corpustok.pipeline import export as ex
+from corpustok.pipeline.output import export as ex
 a = json.loads(sys.argv[1])
 ex.BUCKET_BYTES = a["bucket_bytes"]
 calls = [0]

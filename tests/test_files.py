@@ -12,13 +12,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline import beam_files, files
-from corpustok.pipeline.outdir import ENTRIES_DIR, LOCK_FILE, REJECTS_DIR, RUN_MANIFEST, OtherJob
-from corpustok.pipeline.run import tokenize
-from corpustok.pipeline.tokenize import load_tokenizer
-from corpustok.pipeline.train import train
-from corpustok.pipeline.verify import verify_shards
+from corpustok.pipeline import files
+from corpustok.pipeline.encode import load_tokenizer
+from corpustok.pipeline.files import beam as beam_files
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.jobs.train import train
+from corpustok.pipeline.output.layout import ENTRIES_DIR, LOCK_FILE, REJECTS_DIR, RUN_MANIFEST, OtherJob
+from corpustok.pipeline.output.verify import verify_shards
 from conftest import TEST_DATA
 from memfs import MemFileSystem
 

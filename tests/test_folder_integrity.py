@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpustok.pipeline.cli import main
-from corpustok.pipeline.outdir import DATA_DIR, ENTRIES_DIR, JOB_FILE, RUN_MANIFEST, TMP_DIR
+from corpustok.pipeline.output.layout import DATA_DIR, ENTRIES_DIR, JOB_FILE, RUN_MANIFEST, TMP_DIR
 
 # Runs the command line with a hook that SIGKILLs the process when write_shard ends step
 # argv[1] for the argv[2]-th time (1-based); the rest of argv is the command.
 KILLER = """
 import os, signal, sys
-import corpustok.pipeline.shards as shards
+import corpustok.pipeline.output.shards as shards
 seen = [0]
 def hook(step):
     if step == sys.argv[1]:

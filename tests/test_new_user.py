@@ -12,8 +12,8 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline import run
 from corpustok.pipeline.cli import main
+from corpustok.pipeline.jobs import tokenize as run
 from conftest import TEST_DATA
 
 GPT2 = str(TEST_DATA / "gpt2")
@@ -165,7 +165,7 @@ def test_the_first_run_says_it_compiles_and_keeps_it_out_of_the_throughput(
         tmp_path, monkeypatch, capsys):
     """A warm-up slower than the notice's threshold is a compilation: it is said as it
     starts and when it ends, and the summary puts its time apart from the work's."""
-    from corpustok.pipeline import tokenize as tk
+    from corpustok.pipeline import encode as tk
     monkeypatch.setattr(run, "COMPILE_NOTICE_AFTER", 0.0)
     monkeypatch.setattr(tk, "COMPILE_NOTICE_AFTER", 0.0)
     src = _jsonl(tmp_path / "in.jsonl", 50)

@@ -115,7 +115,7 @@ def test_nfc_tokenizer_stream_equals_encode(qwen_like, text, cuts):
 
 def test_pipeline_streams_long_nfc_documents(qwen_like):
     """Documents over max_doc_bytes go through the stream in 1 MB slices: same ids."""
-    from corpustok.pipeline import tokenize as pipeline_tokenize
+    from corpustok.pipeline import encode as pipeline_tokenize
     rng = random.Random(2)
     long_doc = "".join(rng.choice(MARKS + BASES + ["word ", "12 "]) for _ in range(400_000))
     docs = ["Cafe\u0301", long_doc, "plain"]

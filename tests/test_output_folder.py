@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline.outdir import (DATA_DIR, ENTRIES_DIR, JOB_FILE, META_DIR, REJECTS_DIR,
-                                       RUN_MANIFEST, TMP_DIR, OtherJob)
 from corpustok.pipeline.config import config_hash
-from corpustok.pipeline.run import tokenize
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.output.layout import (DATA_DIR, ENTRIES_DIR, JOB_FILE, META_DIR,
+                                              REJECTS_DIR, RUN_MANIFEST, TMP_DIR, OtherJob)
 from conftest import TEST_DATA
 
 GPT2 = TEST_DATA / "gpt2"

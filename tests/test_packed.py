@@ -14,8 +14,8 @@ import pytest
 
 from corpustok import packed
 from corpustok.data import PackedSequences
-from corpustok.pipeline.export import export
-from corpustok.pipeline.run import tokenize
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.output.export import export
 
 DATA = Path(__file__).parent / "data"
 EOS = 50256

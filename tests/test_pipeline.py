@@ -15,12 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpustok.pipeline.demo import sample_path
 from corpustok.pipeline.config import config_hash
-from corpustok.pipeline.read import shard_name
-from corpustok.pipeline.run import RunResult, tokenize
-from corpustok.pipeline.verify import verify_shards
-from corpustok.pipeline.outdir import ENTRIES_DIR, REJECTS_DIR, RUN_MANIFEST
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.jobs.tokenize import RunResult, tokenize
+from corpustok.pipeline.output.layout import ENTRIES_DIR, REJECTS_DIR, RUN_MANIFEST
+from corpustok.pipeline.output.layout import shard_name
+from corpustok.pipeline.output.verify import verify_shards
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
 from conftest import TEST_DATA, shard_files
 
@@ -316,8 +316,8 @@ def test_teststream_streaming_run(corpus, gpt2_file, hf_ids, tmp_path):
 
     import corpustok
 
-    from corpustok.pipeline.read import read_documents
-    from corpustok.pipeline.transforms import Tokenize, WriteTokenShards
+    from corpustok.pipeline.read.units import read_documents
+    from corpustok.pipeline.runtime.transforms import Tokenize, WriteShard
 
     files, expect = corpus
     batches = list(read_documents(files[3], shard_bytes=5000))
@@ -331,7 +331,7 @@ def test_teststream_streaming_run(corpus, gpt2_file, hf_ids, tmp_path):
     with beam.Pipeline(runner=BundleBasedDirectRunner(), options=opts) as p:
         docs = (p | stream
                 | beam.ParDo(Tokenize(functools.partial(corpustok.load, gpt2_file)))  # a factory
-                | WriteTokenShards(out, "test", config_hash({}))
+                | beam.ParDo(WriteShard(out, "test", config_hash({})))
                 | beam.Map(lambda e: (e["shard"], e["documents"])))
         assert_that(docs, equal_to([(shard_name(b.source, b.start, b.stop, config_hash({})),
                                      b.table.num_rows) for b in batches]))
@@ -464,7 +464,7 @@ def test_peak_memory_does_not_grow_with_the_corpus(gpt2_file, tmp_path):
     ids, say) would be +40 MiB."""
     import random
 
-    from corpustok.pipeline.outdir import read_run_manifest
+    from corpustok.pipeline.output.layout import read_run_manifest
     texts = _sample_texts()
     rng = random.Random(11)
 
@@ -532,7 +532,7 @@ def test_one_big_documents_memory_grows_with_it(gpt2_file, tmp_path):
 
 def test_other_options_refuse_or_overwrite_and_changed_inputs_are_replaced(gpt2_file, hf_ids,
                                                                           tmp_path):
-    from corpustok.pipeline.outdir import OtherJob
+    from corpustok.pipeline.output.layout import OtherJob
     src = tmp_path / "in.jsonl"
     texts = _sample_texts()[:40]
     src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpustok.pipeline.outdir import DATA_DIR, TMP_DIR
-from corpustok.pipeline.run import tokenize
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.output.layout import DATA_DIR, TMP_DIR
 
 # Each name trips a reader when a shard inherits it: "_" and "(copy) " hide a file from
 # pyarrow's discovery, "test"/"train"/"dev"/"valid" make `datasets` infer splits.

@@ -19,7 +19,7 @@ from conftest import TEST_DATA, hf_bpe_train
 from corpustok import reference as R
 from corpustok import ube
 from corpustok.bpe_train import count_chunks, train_from_counts
-from corpustok.pipeline.demo import load_sample
+from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.pretokenize import GPT2_PATTERN
 from test_bpe import tiktoken_gpt2
 from test_pretokenize import EDGE

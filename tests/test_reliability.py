@@ -16,9 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpustok.pipeline.outdir import (ENTRIES_DIR, JOB_FILE, LOCK_FILE, REJECTS_DIR,
-                                       RUN_MANIFEST, TMP_DIR, OtherJob, OutputClaim, OutputInUse)
-from corpustok.pipeline.run import tokenize
+from corpustok.pipeline.jobs.tokenize import tokenize
+from corpustok.pipeline.output.layout import (ENTRIES_DIR, JOB_FILE, LOCK_FILE, REJECTS_DIR,
+                                              RUN_MANIFEST, TMP_DIR, OtherJob, OutputClaim,
+                                              OutputInUse)
 from conftest import TEST_DATA, shard_files
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
@@ -113,7 +114,7 @@ def test_a_live_run_holds_the_folder(gpt2_file, tmp_path):
     out = str(tmp_path / "out")
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\n"
-         "from corpustok.pipeline.outdir import OutputClaim\n"
+         "from corpustok.pipeline.output.layout import OutputClaim\n"
          f"with OutputClaim({out!r}, {{}}, 'x' * 16, []):\n"
          "    print('held', flush=True); time.sleep(60)\n"], stdout=subprocess.PIPE, text=True)
     try:
@@ -193,7 +194,7 @@ def test_a_second_job_refuses_append_adds_overwrite_lists(gpt2_file, tmp_path):
 
 
 def test_a_failed_run_keeps_the_previous_manifest(gpt2_file, tmp_path, monkeypatch):
-    from corpustok.pipeline import transforms
+    from corpustok.pipeline.runtime import transforms
     src = _jsonl(tmp_path / "in.jsonl", _docs(30))
     out = tmp_path / "out"
     assert tokenize([src], str(out), gpt2_file).ok
@@ -291,7 +292,7 @@ def test_a_file_name_that_is_not_utf8(gpt2_file, tmp_path):
     assert manifest["totals"]["documents"] == 10
     assert manifest["shards"][0]["source"] == f"{tmp_path}/in/caf\\xe9.jsonl"
     from corpustok import load
-    from corpustok.pipeline.verify import verify_shards
+    from corpustok.pipeline.output.verify import verify_shards
     v = verify_shards(str(out), load(gpt2_file))
     assert v.ok and v.documents == 10, v.problems
 
@@ -391,7 +392,7 @@ def test_workers_die_with_a_killed_driver(gpt2_file, tmp_path):
 # 12. An output that cannot be written: one line, exit 4, found before reading anything.
 def test_unwritable_output_is_one_line_exit_4(gpt2_file, tmp_path):
     src = _jsonl(tmp_path / "in.jsonl", _docs(5))
-    from corpustok.pipeline.outdir import NOT_WRITABLE
+    from corpustok.pipeline.output.layout import NOT_WRITABLE
     probe = "/sys/corpustok-probe"  # a mount nobody may write to, root included
     try:
         os.mkdir(probe)
@@ -412,7 +413,8 @@ def test_unwritable_output_is_one_line_exit_4(gpt2_file, tmp_path):
 def test_disk_full_during_the_run_is_one_line_exit_4(gpt2_file, tmp_path, monkeypatch, capsys):
     import errno
 
-    from corpustok.pipeline import files, shards
+    from corpustok.pipeline import files
+    from corpustok.pipeline.output import shards
     from corpustok.pipeline.cli import main
     src = _jsonl(tmp_path / "in.jsonl", _docs(40))
     real = files.stage
@@ -433,7 +435,8 @@ def test_disk_full_during_the_run_is_one_line_exit_4(gpt2_file, tmp_path, monkey
 
 FULL_DISK = r"""
 import errno, sys
-from corpustok.pipeline import files, shards
+from corpustok.pipeline import files
+from corpustok.pipeline.output import shards
 real = files.stage
 def full(path, write, run_id=None, tmp_dir=None):
     if path.endswith(".parquet"):
@@ -487,19 +490,19 @@ def test_disk_full_with_two_workers_is_one_line(gpt2_file, tmp_path):
 
 # Review findings: what a rerun must keep, and names the job must treat as one file.
 def test_an_input_unreadable_on_a_rerun_keeps_its_shards(gpt2_file, tmp_path, monkeypatch):
-    from corpustok.pipeline import read
+    from corpustok.pipeline import files
     a = _jsonl(tmp_path / "a.jsonl", _docs(5, "a"))
     b = _jsonl(tmp_path / "b.jsonl", _docs(5, "b"))
     out = tmp_path / "out"
     first = tokenize([a, b], str(out), gpt2_file)
-    real = read.files.open_lines
+    real = files.open_lines
 
-    def flaky(path):
+    def flaky(path, on_bytes=None):
         if path.endswith("b.jsonl"):
             raise OSError(5, "Input/output error", path)
-        return real(path)
+        return real(path, on_bytes)
 
-    monkeypatch.setattr(read.files, "open_lines", flaky)
+    monkeypatch.setattr(files, "open_lines", flaky)
     second = tokenize([a, b], str(out), gpt2_file)
     assert second.manifest["status"] == "COMPLETED_WITH_ERRORS"
     assert second.manifest["superseded"] == []
@@ -572,7 +575,7 @@ def test_other_formats_with_names_that_are_not_utf8(gpt2_file, tmp_path, suffix)
 
 def test_only_the_output_makes_exit_4(tmp_path):
     import errno
-    from corpustok.pipeline.outdir import not_writable
+    from corpustok.pipeline.output.layout import not_writable
     out = str(tmp_path / "out")
     elsewhere = PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "tok.json"))
     inside = PermissionError(errno.EACCES, "Permission denied", f"{out}/x.parquet")
@@ -584,15 +587,15 @@ def test_only_the_output_makes_exit_4(tmp_path):
 
 def test_a_bug_while_reading_fails_the_job_not_the_file(gpt2_file, tmp_path, monkeypatch,
                                                         capsys):
-    from corpustok.pipeline import read
+    from corpustok.pipeline.read import jsonl
     from corpustok.pipeline.cli import main
-    from corpustok.pipeline.run import JobFailed
+    from corpustok.pipeline.jobs.tokenize import JobFailed
     src = _jsonl(tmp_path / "in.jsonl", _docs(5))
 
     def buggy(*args, **kw):
         raise TypeError("a bug of ours")
 
-    monkeypatch.setattr(read, "_parse_lines", buggy)
+    monkeypatch.setattr(jsonl, "_parse_lines", buggy)
     with pytest.raises(JobFailed, match="a bug of ours"):
         tokenize([src], str(tmp_path / "out"), gpt2_file)
     assert main(["tokenize", src, "--tokenizer", gpt2_file, "--out", str(tmp_path / "out"),

@@ -14,12 +14,12 @@ import pytest
 
 import corpustok
 from corpustok import BytePairTokenizer
-from corpustok.pipeline.demo import sample_path
+from corpustok.pipeline.jobs.demo import sample_path
 from conftest import TEST_DATA
-from corpustok.pipeline.report_metrics import (Fields, count_units, gini, holdout_units,
-                                               make_pair, read_records, read_texts, report,
-                                               script_of, tokenizer_info)
-from corpustok.pipeline.report_output import write_report
+from corpustok.pipeline.report.metrics import (Fields, count_units, gini, holdout_units, make_pair,
+                                               read_records, read_texts, report, script_of,
+                                               tokenizer_info)
+from corpustok.pipeline.report.output import write_report
 
 SAMPLE = sample_path()
 UNIT = Fields(unit="unit")
@@ -224,7 +224,7 @@ def test_read_texts_pieces_and_limit(tmp_path):
 
 # ---- Beam == in-process --------------------------------------------------------------------
 def test_beam_equals_in_process(tmp_path, sample, trained):
-    from corpustok.pipeline.report import beam_report
+    from corpustok.pipeline.report.job import beam_report
     wp = corpustok.load(str(TEST_DATA / "bert-base-uncased" / "vocab.txt"))  # with [UNK]
     toks = dict(trained, UTF16=_bytes_tok("utf16"), BERT=wp)
     half = len(sample) // 2
@@ -272,7 +272,7 @@ def test_writers(tmp_path, sample, trained):
 
 
 def _cli(argv):
-    from corpustok.pipeline.report import add_report_parser, run_report
+    from corpustok.pipeline.report.job import add_report_parser, run_report
     parser = argparse.ArgumentParser(prog="corpustok")
     add_report_parser(parser.add_subparsers(dest="command"))
     return parser, parser.parse_args(["report", *argv]), run_report

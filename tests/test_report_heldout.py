@@ -17,8 +17,8 @@ import pytest
 
 import corpustok
 from corpustok import BytePairTokenizer
-from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline.report_metrics import read_records
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.report.metrics import read_records
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def src(tmp_path_factory, sample):
 
 
 def _run(argv):
-    from corpustok.pipeline.report import add_report_parser, run_report
+    from corpustok.pipeline.report.job import add_report_parser, run_report
     parser = argparse.ArgumentParser(prog="corpustok")
     add_report_parser(parser.add_subparsers(dest="command"))
     return run_report(parser.parse_args(["report", *argv]))

@@ -15,8 +15,8 @@ import pytest
 import corpustok
 from corpustok import BytePairTokenizer
 from conftest import TEST_DATA
-from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline.report_metrics import holdout_units, read_records
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.report.metrics import holdout_units, read_records
 
 GPT2 = TEST_DATA / "gpt2"
 
@@ -41,7 +41,7 @@ def files(tmp_path_factory, sample):
 
 
 def _run(argv):
-    from corpustok.pipeline.report import add_report_parser, run_report
+    from corpustok.pipeline.report.job import add_report_parser, run_report
     parser = argparse.ArgumentParser(prog="corpustok")
     add_report_parser(parser.add_subparsers(dest="command"))
     return run_report(parser.parse_args(["report", *argv]))

@@ -15,10 +15,10 @@ import pytest
 import corpustok
 from corpustok import BytePairTokenizer
 from conftest import TEST_DATA
-from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline.report_metrics import Fields, make_pair, read_records, report, \
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.report.metrics import Fields, make_pair, read_records, report, \
     tokenizer_info
-from corpustok.pipeline.report_output import build_lang_names, lang_label, lang_name, \
+from corpustok.pipeline.report.output import build_lang_names, lang_label, lang_name, \
     write_report
 
 ISO_639_3 = "/usr/share/iso-codes/json/iso_639-3.json"
@@ -189,7 +189,7 @@ def test_a_few_languages_are_all_named(tmp_path):
     rep = report({"B": tok}, recs, flds=UNIT)
     import matplotlib
     matplotlib.use("Agg")
-    from corpustok.pipeline.report_output import _premium_sorted
+    from corpustok.pipeline.report.output import _premium_sorted
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots()
     _premium_sorted(rep, fig, ax)

@@ -14,8 +14,8 @@ import pytest
 
 import corpustok
 from conftest import TEST_DATA
-from corpustok.pipeline.demo import sample_path
-from corpustok.pipeline.report_metrics import Fields, read_records, report, unk_counts
+from corpustok.pipeline.jobs.demo import sample_path
+from corpustok.pipeline.report.metrics import Fields, read_records, report, unk_counts
 from corpustok._arrow import utf8_batch
 
 VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
@@ -137,7 +137,7 @@ def test_gini_over_charged_premiums_of_every_language(records, wp, expected):
 def test_unk_columns_in_the_command_output(tmp_path, records, expected):
     """``corpustok report --tokenizer bert=vocab.txt``: languages.csv has the UNK columns,
     summary.csv the [UNK] total, summary.md the rule."""
-    from corpustok.pipeline.report import add_report_parser, run_report
+    from corpustok.pipeline.report.job import add_report_parser, run_report
     parser = argparse.ArgumentParser(prog="corpustok")
     add_report_parser(parser.add_subparsers(dest="command"))
     out = tmp_path / "out"
@@ -182,7 +182,7 @@ def test_unk_bytes_match_hf_offsets_on_edge_cases(wp, hf):
 
 def test_unk_bytes_match_hf_on_every_sample_record(records, wp, hf):
     """Every record of the sample, in batches as the report counts them."""
-    from corpustok.pipeline.report_metrics import count_units
+    from corpustok.pipeline.report.metrics import count_units
     counts, _ = count_units({"B": wp}, records, UNIT, batch_size=300)
     unk = wp.token_to_id("[UNK]")
     for r in records:

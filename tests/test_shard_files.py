@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpustok.pipeline import shards
-from corpustok.pipeline.shards import write_tokens
+from corpustok.pipeline.output import shards
+from corpustok.pipeline.output.shards import write_tokens
 from corpustok.schemas import TOKENS, check_table
 
 COLUMNS = TOKENS.names

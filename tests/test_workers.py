@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from corpustok.pipeline.workers import (PROCESS_ENV, WORKER_ENV, keep_freed_memory,
-                                        local_workers_env)
+from corpustok.pipeline.runtime.workers import (PROCESS_ENV, WORKER_ENV, keep_freed_memory,
+                                                local_workers_env)
 from conftest import TEST_DATA
 
 KEY = "MIMALLOC_PURGE_DELAY"
@@ -79,7 +79,7 @@ def test_local_workers_receive_the_job_options(tmp_path):
     # remote filesystem that needs them (S3 with an endpoint) would fail there.
     import apache_beam as beam
 
-    from corpustok.pipeline.runners import beam_options
+    from corpustok.pipeline.runtime.runners import beam_options
 
     def record(x, folder):  # nested: pickled by value, the workers cannot import this module
         import os
@@ -104,10 +104,10 @@ def test_gc_frozen_in_local_workers_only(tmp_path):
     # process that ran the block (an in-process job) does not.
     import gc
 
-    from corpustok.pipeline.run import tokenize
-    from corpustok.pipeline.workers import freeze_in_local_worker
+    from corpustok.pipeline.jobs.tokenize import tokenize
+    from corpustok.pipeline.runtime.workers import freeze_in_local_worker
 
-    code = ("import gc\nfrom corpustok.pipeline.workers import freeze_in_local_worker\n"
+    code = ("import gc\nfrom corpustok.pipeline.runtime.workers import freeze_in_local_worker\n"
             "freeze_in_local_worker()\nprint(gc.get_freeze_count() > 0)\n")
 
     def child():
