@@ -14,8 +14,6 @@ __version__ = "0.1.0"
 __all__ = ["WordPiece", "BytePairTokenizer", "SentencePieceTokenizer", "Tokenizer", "Utf8Batch",
            "load", "ube", "__version__"]
 
-FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
-
 # The repository's top-level kernels/, schemas/ and pipeline/ folders are the subpackages
 # corpustok.kernels, corpustok.schemas and corpustok.pipeline. A built install holds them inside
 # this folder (setup.py package_dir); a source checkout (also when installed editable) has them
@@ -37,6 +35,9 @@ def __getattr__(name):
     if name == "SentencePieceTokenizer":
         from corpustok.sentencepiece import SentencePieceTokenizer
         return SentencePieceTokenizer
+    if name == "FILE_FORMAT":  # the "format" of corpustok tokenizer files
+        from corpustok.tokenizer import FILE_FORMAT
+        return FILE_FORMAT
     if name == "Tokenizer":
         from corpustok.tokenizer import Tokenizer
         return Tokenizer
@@ -148,6 +149,7 @@ def _load_json(path):
 def _from_doc(path, doc):
     """The tokenizer of a parsed JSON file: a corpustok file, a Tekken file or an HF
     tokenizer.json; a ValueError names anything else."""
+    from corpustok.tokenizer import FILE_FORMAT
     from corpustok.tokenizer_files import FORMATS, hf_model_problem, json_problem
 
     if not isinstance(doc, dict):

@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from corpustok import FILE_FORMAT
+from corpustok.tokenizer import FILE_FORMAT
 from corpustok._arrow import (id_lists, is_well_formed, list_array, string_array,
                               utf8_batch)
 from corpustok.bpe_stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,

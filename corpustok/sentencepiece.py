@@ -13,7 +13,7 @@ import base64
 
 import numpy as np
 
-from corpustok import FILE_FORMAT
+from corpustok.tokenizer import FILE_FORMAT
 from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
 from corpustok import sentencepiece_reference as ref

@@ -12,6 +12,8 @@ import pyarrow as pa
 
 from corpustok._arrow import Utf8Batch
 
+FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
+
 
 @runtime_checkable
 class TokenStream(Protocol):

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from corpustok import FILE_FORMAT
+from corpustok.tokenizer import FILE_FORMAT
 from corpustok._arrow import id_lists, list_array, replace_surrogates, string_array, utf8_batch
 from corpustok.bpe_stream import read_only
 from corpustok.kernels import wordpiece_walk as K
