@@ -115,6 +115,18 @@ def kept_tokenizer(spec, identity):
         return tok
 
 
+def keep_tokenizer(identity, tok):
+    """Make ``tok`` the one :func:`kept_tokenizer` gives for ``identity`` in this process: the
+    job loads its tokenizer once to name it, and workers running in this process (threads,
+    the default) then use that object instead of loading the file again (0.6 s for GPT-2's
+    files, seconds for a 200K rank file)."""
+    with _KEPT_LOCK:
+        _KEPT.pop(identity, None)
+        _KEPT[identity] = tok
+        while len(_KEPT) > KEPT_TOKENIZERS:
+            _KEPT.pop(next(iter(_KEPT)))
+
+
 def _stream_encode(tok, data: np.ndarray):
     """Ids of one long UTF-8 document fed to ``tok.stream()`` in slices cut at character
     starts, and the U+FFFD replacements made for invalid UTF-8. Memory: one slice + the ids."""

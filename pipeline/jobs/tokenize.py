@@ -20,8 +20,8 @@ from corpustok.wordpiece import WordPiece
 
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
-from corpustok.pipeline.encode import (COMPILE_NOTICE_AFTER, DEFAULT_MAX_DOC_BYTES, load_tokenizer,
-                                       tokenizer_spec, warm_up)
+from corpustok.pipeline.encode import (COMPILE_NOTICE_AFTER, DEFAULT_MAX_DOC_BYTES,
+                                       keep_tokenizer, load_tokenizer, tokenizer_spec, warm_up)
 from corpustok.pipeline.output.layout import (LAYOUT, RUN_MANIFEST, OutputClaim, check_out_dir,
                                               entry_names, job_record, not_writable)
 from corpustok.pipeline.output.shards import load_entry, write_json
@@ -282,6 +282,7 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
     check_out_dir(out_dir, resolved.patterns, paths)
     job_paths, columns, txt_docs, names = _job_inputs(out_dir, o.mode, resolved, o.txt_docs)
     tok_sha, tok = tokenizer_identity(tokenizer)
+    keep_tokenizer(tok_sha, tok)  # in-process workers use it: no second load
     if o.on_tokenizer is not None:
         o.on_tokenizer(tok)
     bos = resolve_marker(tok, o.bos, "bos")

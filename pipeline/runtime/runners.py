@@ -24,6 +24,8 @@ DASK_NAMES = ("dask", "daskrunner")  # --runner values that mean Beam's DaskRunn
 def check_beam_args(beam_args):
     """Raise ValueError naming the arguments that no Beam option knows: Beam itself only logs
     and drops them, so a typo such as ``--rejetcs`` would otherwise pass unnoticed."""
+    if not beam_args:  # nothing to check: spares loading the Dask runner (0.2 s) for its options
+        return
     # here: Beam loads only when a job runs (see the top)
     from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
