@@ -155,7 +155,7 @@ def test_sigterm_during_a_long_token_load_ends_the_process(tmp_path):
         time.sleep(1)
         proc.send_signal(signal.SIGTERM)
         sent = time.monotonic()
-        _, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         raise AssertionError("SIGTERM did not end the process in 30 s") from None
     finally:
@@ -163,6 +163,9 @@ def test_sigterm_during_a_long_token_load_ends_the_process(tmp_path):
             proc.kill()
             proc.communicate()
     assert time.monotonic() - sent < 5
+    if proc.returncode == -signal.SIGTERM:  # the load and encode were done (warm Numba cache)
+        assert out.strip(), err  # and the signal came during interpreter shutdown: default
+        return                   # handling then, after the work was complete
     assert proc.returncode in (0, 128 + signal.SIGTERM), err
     if proc.returncode:
         assert err.strip().splitlines() == ["corpustok encode: interrupted (SIGTERM); rerun "
