@@ -70,6 +70,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import tree_rss  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 CORPUS_B = SHARED / "corpus-b"
@@ -79,7 +82,6 @@ CORPUSTOK = Path(sys.executable).parent / "corpustok"
 SEP = "\x1e\n"  # between documents in the text file (checked absent from every document)
 BATCH_ROWS = 1024
 TINY_DOCS = 8
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 TOKENIZERS = {
     "gpt2": {"corpustok": str(REPO / "tests" / "data" / "gpt2"), "kind": "bpe"},
@@ -272,22 +274,6 @@ def child_env(name):
 
 
 # ----------------------------------------------------------------------------- measuring
-
-def tree_rss(root):
-    """Summed RSS (bytes) of ``root`` and its descendants."""
-    total, pending = 0, [root]
-    while pending:
-        pid = pending.pop()
-        try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    pending.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
-            continue
-    return total
-
 
 def measure(cmd, env=None):
     """Run ``cmd``; (wall s, CPU s, peak RSS bytes, stdout, stderr, return code)."""

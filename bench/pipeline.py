@@ -34,11 +34,13 @@ import pyarrow.parquet as pq
 
 from corpustok.pipeline.output.layout import entry_names, entry_path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import tree_rss  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 GPT2 = os.path.join(HERE, "..", "tests", "data", "gpt2")
 DOC_BYTES = 4096
 ROW_GROUP_BYTES = 8 << 20
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def corpus_documents():
@@ -135,25 +137,6 @@ def shard_stages(tokenizer, path, shards=12):
         spent["write"] += time.process_time() - c
     shutil.rmtree(out)
     return {k: 1e3 * v / shards for k, v in spent.items()}
-
-
-def tree_rss(root):
-    """Summed RSS (bytes) of ``root`` and its descendants (the driver and its workers), read
-    from /proc/PID/task/*/children: a few files per sample, not every process on the host
-    (a full /proc scan every 50 ms took ~3% of a core from the run it measures)."""
-    total = 0
-    pending = [root]
-    while pending:
-        pid = pending.pop()
-        try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    pending.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
-            continue
-    return total
 
 
 def steady_mbps(out, workers):

@@ -36,7 +36,9 @@ class ProtoError(ValueError):
     pass
 
 
-def _varint(buf, at, end):
+def read_varint(buf, at, end):
+    """``(value, next offset)`` of the protobuf varint at ``buf[at]``, before ``end``;
+    ProtoError when it runs past it."""
     value = shift = 0
     while True:
         if at >= end or shift > 63:
@@ -55,18 +57,18 @@ def fields(buf, at=0, end=None):
     offsets into ``buf`` (nested messages are read on demand)."""
     end = len(buf) if end is None else end
     while at < end:
-        key, at = _varint(buf, at, end)
+        key, at = read_varint(buf, at, end)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise ProtoError("field number 0")
         if wire == 0:
-            value, at = _varint(buf, at, end)
+            value, at = read_varint(buf, at, end)
         elif wire == 1:
             if at + 8 > end:
                 raise ProtoError("a fixed64 runs past its message")
             value, at = buf[at:at + 8], at + 8
         elif wire == 2:
-            n, at = _varint(buf, at, end)
+            n, at = read_varint(buf, at, end)
             if at + n > end:
                 raise ProtoError("a length-delimited field runs past its message")
             value, at = (at, at + n), at + n

@@ -12,6 +12,7 @@ import numpy as np
 from corpustok._arrow import id_array
 from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens, unmergeable
 from corpustok.python_split import SUPPORTED, kernel_pattern, steps
+from corpustok.sentencepiece_file import ProtoError, read_varint
 from corpustok.ube import alphabet
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest
@@ -221,15 +222,10 @@ def binary_problem(head):
 
 def _varint(buf, at):
     """``(value, next offset)`` of the protobuf varint at ``buf[at]``; value None if cut."""
-    value = shift = 0
-    while at < len(buf) and shift < 64:
-        byte = buf[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, at
-        shift += 7
-    return None, at
+    try:
+        return read_varint(buf, at, len(buf))
+    except ProtoError:
+        return None, at
 
 
 def is_sentencepiece_model(head):

@@ -96,6 +96,16 @@ def emoji_texts():
     return [t + "\n" for t in lines]
 
 
+def protobuf_varint(n):
+    """The protobuf varint of a non-negative int (tests that build .model files by hand)."""
+    out = b""
+    while True:
+        out += bytes([n & 0x7F | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     """Path of ../shared/data; skips the test when it is absent (fresh clone elsewhere)."""

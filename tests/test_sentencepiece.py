@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import corpustok
 from conftest import (EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, newest_character_texts,
-                      udhr_sample_texts, vendor_module)
+                      protobuf_varint, udhr_sample_texts, vendor_module)
 from corpustok._arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece_file import UNUSED, USER_DEFINED, fields, parse_model
@@ -265,15 +265,6 @@ def test_protocol_batch_and_files(tmp_path):
 
 
 # ---- small models trained here: what the real files do not reach ----------------------------
-def varint(n):
-    out = b""
-    while True:
-        out += bytes([n & 0x7F | (0x80 if n > 0x7F else 0)])
-        n >>= 7
-        if not n:
-            return out
-
-
 def rewrite_pieces(data, change):
     """The ModelProto ``data`` with each piece ``(piece, score, type)`` replaced by
     ``change(i, piece, score, type)``; the other (length-delimited) fields copied."""
@@ -286,13 +277,13 @@ def rewrite_pieces(data, change):
             piece, score, kind = change(k, model.pieces[k], float(model.scores[k]),
                                         int(model.types[k]))
             raw = piece.encode()
-            entry = (b"\x0a" + varint(len(raw)) + raw + b"\x15" + struct.pack("<f", score)
-                     + b"\x18" + varint(kind))
-            out.append(b"\x0a" + varint(len(entry)) + entry)
+            entry = (b"\x0a" + protobuf_varint(len(raw)) + raw + b"\x15" + struct.pack("<f", score)
+                     + b"\x18" + protobuf_varint(kind))
+            out.append(b"\x0a" + protobuf_varint(len(entry)) + entry)
             k += 1
         else:
             start, end = value
-            out.append(bytes([number << 3 | wire]) + varint(end - start) + bytes(buf[start:end]))
+            out.append(bytes([number << 3 | wire]) + protobuf_varint(end - start) + bytes(buf[start:end]))
     return b"".join(out)
 
 

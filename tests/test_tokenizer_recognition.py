@@ -15,7 +15,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 import corpustok
-from conftest import SHARED_DATA, TEST_DATA
+from conftest import SHARED_DATA, TEST_DATA, protobuf_varint
 from corpustok import BytePairTokenizer, WordPiece
 from corpustok.pipeline.cli import main
 from corpustok.tokenizer_files import is_merges_file, is_sentencepiece_model
@@ -29,23 +29,14 @@ PROSE = ("WordPiece notes\n\nA word the vocabulary cannot cut becomes\n[UNK]\nin
          "paper for details.\nIt is a common sight in outputs.\n")
 
 
-def varint(n):
-    out = b""
-    while True:
-        out += bytes([n & 0x7F | (0x80 if n > 0x7F else 0)])
-        n >>= 7
-        if not n:
-            return out
-
-
 def sentencepiece_model(pieces=(("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("\u2581the", -1.5, 1))):
     """The start of a SentencePiece ModelProto: its ``pieces`` (piece, score, type)."""
     out = b""
     for piece, score, kind in pieces:
         raw = piece.encode()
-        entry = b"\x0a" + varint(len(raw)) + raw + b"\x15" + struct.pack("<f", score) + \
-            b"\x18" + varint(kind)
-        out += b"\x0a" + varint(len(entry)) + entry
+        entry = b"\x0a" + protobuf_varint(len(raw)) + raw + b"\x15" + struct.pack("<f", score) + \
+            b"\x18" + protobuf_varint(kind)
+        out += b"\x0a" + protobuf_varint(len(entry)) + entry
     return out + b"\x12\x04\x08\x01\x10\x02"  # a trainer_spec
 
 
