@@ -393,9 +393,7 @@ class BytePairTokenizer:
     def _encode(self, data, offsets, recognize_special, final, well_formed):
         # One array signature for every caller (Arrow buffers are read-only, offsets of
         # streams are not): each extra signature costs seconds of compilation on a cold cache.
-        if data.flags.writeable:
-            data = data.view()
-            data.setflags(write=False)
+        data = read_only(data)
         offsets = np.array(offsets, np.int64)
         return encode_docs(data, offsets, self._model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final,

@@ -10,6 +10,7 @@ no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input
 text, as in sentencepiece.
 """
 import base64
+import json
 
 import numpy as np
 
@@ -189,7 +190,6 @@ class SentencePieceTokenizer:
         return cls(data)
 
     def save(self, path):
-        import json
         with open(path, "w", encoding="utf-8") as f:
             json.dump(self.to_dict(), f)
 

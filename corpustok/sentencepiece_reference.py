@@ -26,6 +26,8 @@ SentencePieceModel`; the dicts here stand for its hash table or trie):
    sentencepiece's rule, not Python's), U+2581 becomes a space and the first piece loses one
    leading U+2581 (the dummy prefix).
 """
+import heapq
+
 import numpy as np
 
 from corpustok.sentencepiece_file import (BPE, BYTE, CONTROL, NORMAL, SPACE, UNKNOWN, UNUSED,
@@ -217,8 +219,6 @@ def bpe_segments(vocab, text):
     so an unchanged length means an unchanged symbol). Symbols that are not a mergeable piece
     at the end are unknown; UNUSED pieces are split back into the pair that last formed them
     (``rev_merge``, written when the pair is pushed)."""
-    import heapq
-
     symbols = initial_symbols(vocab, text)
     n = len(symbols)
     start = [s for s, _, _ in symbols]

@@ -13,7 +13,7 @@ from corpustok._arrow import id_array
 from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens, unmergeable
 from corpustok.python_split import SUPPORTED, kernel_pattern, steps
 from corpustok.sentencepiece_file import ProtoError, read_varint
-from corpustok.ube import alphabet
+from corpustok.ube import alphabet, parse_symbols
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest
 # id below 2 * entries + SPARSE_IDS_SLACK (gaps are allowed, a stray id of 10**12 is not).
@@ -547,8 +547,6 @@ def merge_ids(merges, tok_sym, tok_off, plain, substrate, strings=False):
     Exact: every match is compared symbol by symbol. Each pass joins a slice of the merges
     into one string, checks where the separators are, and looks the parts up in a Numba hash
     table of the tokens, without a Python string or dict lookup per merge."""
-    from corpustok.ube import parse_symbols
-
     slots = token_table(tok_sym, tok_off, plain)
     ids = np.empty((3, len(merges)), np.int64)
     for start in range(0, len(merges), MERGE_STEP):

@@ -107,12 +107,8 @@ def kept_tokenizer(spec, identity):
     share the object)."""
     with _KEPT_LOCK:
         tok = _KEPT.pop(identity, None)
-        if tok is None:
-            tok = load_tokenizer(spec)
-        _KEPT[identity] = tok
-        while len(_KEPT) > KEPT_TOKENIZERS:
-            _KEPT.pop(next(iter(_KEPT)))
-        return tok
+        _keep(identity, load_tokenizer(spec) if tok is None else tok)
+        return _KEPT[identity]
 
 
 def keep_tokenizer(identity, tok):
@@ -122,9 +118,15 @@ def keep_tokenizer(identity, tok):
     files, seconds for a 200K rank file)."""
     with _KEPT_LOCK:
         _KEPT.pop(identity, None)
-        _KEPT[identity] = tok
-        while len(_KEPT) > KEPT_TOKENIZERS:
-            _KEPT.pop(next(iter(_KEPT)))
+        _keep(identity, tok)
+
+
+def _keep(identity, tok):
+    """``tok`` as the newest of :data:`_KEPT` (the oldest dropped past KEPT_TOKENIZERS); the
+    caller holds the lock and has popped ``identity``."""
+    _KEPT[identity] = tok
+    while len(_KEPT) > KEPT_TOKENIZERS:
+        _KEPT.pop(next(iter(_KEPT)))
 
 
 def _stream_encode(tok, data: np.ndarray):

@@ -27,6 +27,7 @@ from conftest import (MODERN_VOCABS, NAMED_AS, TEST_DATA, newest_character_texts
 from corpustok.kernels.bpe_chunk import chunk_symbols
 from corpustok.kernels.bpe_merge import BUCKET_MIN
 from corpustok.kernels.bpe_premerge import premerge
+from corpustok.pipeline.jobs.tokenize import resolve_marker
 from corpustok.pretokenize import PATTERNS
 from corpustok.tiktoken_files import known_rank_file
 
@@ -92,7 +93,6 @@ def test_vocab_size_covers_every_id(modern_vocab, name):
     ours, vendor = load(path), vendor_tokenizer(name, path)
     assert ours.vocab_size == vendor.model.n_vocab  # tiktoken's: the largest id + 1
     # the job takes the last special token as --eos, and refuses an unused id between
-    from pipeline.run import resolve_marker
     last = vendor.model.n_vocab - 1
     assert resolve_marker(ours, "<|endofprompt|>", "eos") == last
     assert vendor.model.decode_single_token_bytes(last) == b"<|endofprompt|>"
