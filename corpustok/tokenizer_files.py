@@ -12,7 +12,7 @@ import numpy as np
 from corpustok._arrow import id_array
 from corpustok.kernels.token_table import EMPTY, fill_token_table, lookup_tokens, unmergeable
 from corpustok.python_split import SUPPORTED, kernel_pattern, steps
-from corpustok.sentencepiece_file import ProtoError, read_varint
+from corpustok.sentencepiece.model_file import ProtoError, read_varint
 from corpustok.ube import alphabet, parse_symbols
 
 # Tables are sized by the largest id (about 40 bytes per id), so ids must be dense: the largest

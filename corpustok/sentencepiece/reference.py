@@ -4,7 +4,7 @@ semantics are those of its C++ sources, ``EncodeOptimized``/``DecodeOptimized``:
 releases score user-defined Unigram pieces and very long Unigram texts differently).
 
 Everything works on UTF-8 bytes, as sentencepiece does, in four steps that a Numba kernel
-can follow one to one (flat arrays of :class:`~corpustok.sentencepiece_file.
+can follow one to one (flat arrays of :class:`~corpustok.sentencepiece.model_file.
 SentencePieceModel`; the dicts here stand for its hash table or trie):
 
 1. :func:`normalize`: the normalizer (``normalizer.cc``). From each position the longest
@@ -30,7 +30,7 @@ import heapq
 
 import numpy as np
 
-from corpustok.sentencepiece_file import (BPE, BYTE, CONTROL, NORMAL, SPACE, UNKNOWN, UNUSED,
+from corpustok.sentencepiece.model_file import (BPE, BYTE, CONTROL, NORMAL, SPACE, UNKNOWN, UNUSED,
                                           USER_DEFINED)
 
 SPACE_BYTES = SPACE.encode()  # b"\xe2\x96\x81"

@@ -1,9 +1,9 @@
 """SentencePieceTokenizer: a SentencePiece ``.model`` (BPE or Unigram), exactly as
 ``sentencepiece`` encodes and decodes it (decision 0033).
 
-The file is read by :mod:`corpustok.sentencepiece_file` (no ``protobuf`` or
+The file is read by :mod:`corpustok.sentencepiece.model_file` (no ``protobuf`` or
 ``sentencepiece`` at run time). Encoding runs the readable references of
-:mod:`corpustok.sentencepiece_reference` for now (normalizer, BPE merges by score with byte
+:mod:`corpustok.sentencepiece.reference` for now (normalizer, BPE merges by score with byte
 fallback, Unigram Viterbi): exact, but pure Python; the Numba kernels that follow keep this
 class's interface. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
 no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain
@@ -16,8 +16,8 @@ import numpy as np
 
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
-from corpustok.sentencepiece_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
-from corpustok import sentencepiece_reference as ref
+from corpustok.sentencepiece.model_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
+from corpustok.sentencepiece import reference as ref
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -59,7 +59,7 @@ class SentencePieceTokenizer:
     # ---- vocabulary -------------------------------------------------------------------------
     @property
     def model(self):
-        """The parsed file (:class:`corpustok.sentencepiece_file.SentencePieceModel`)."""
+        """The parsed file (:class:`corpustok.sentencepiece.model_file.SentencePieceModel`)."""
         return self._model
 
     @property
