@@ -11,6 +11,7 @@ split, and then encode, differently from them. Everything else gives their ids e
 """
 import json
 import os
+from typing import NamedTuple, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +42,17 @@ __all__ = ["BytePairTokenizer"]
 DEFAULT_CACHE_SIZE = 1 << 15  # general chunk-cache slots per thread (33 MB of cache in all)
 
 
+class ParsedVocab(NamedTuple):
+    """What a file's reader already knows when it builds a tokenizer: ``ids``, the vocab's
+    ids as an int64 array (``vocab_ids(vocab)``); ``owned``: the vocab dict is the
+    tokenizer's to keep (no copy); ``strings``: the merges may be HF ``"left right"``
+    strings."""
+
+    ids: Optional[np.ndarray] = None
+    owned: bool = False
+    strings: bool = False
+
+
 class BytePairTokenizer:
     """Byte-level BPE tokenizer.
 
@@ -63,11 +75,10 @@ class BytePairTokenizer:
         self._setup(vocab, merges, substrate, special_tokens, cache_size,
                     pretokenizer=pretokenizer, whole_chunks=whole_chunks, normalize=normalize)
 
-    def _setup(self, vocab, merges, substrate, special_tokens, cache_size, ids=None,
-               owned=False, strings=False, pretokenizer="gpt2", whole_chunks=False,
-               normalize=None):
-        # ids: vocab_ids(vocab) if known; owned: vocab is ours to keep (no copy); strings: the
-        # merges may also be HF "left right" strings.
+    def _setup(self, vocab, merges, substrate, special_tokens, cache_size, parsed=None, *,
+               pretokenizer="gpt2", whole_chunks=False, normalize=None):
+        # parsed: what a file's reader already knows of vocab and merges (ParsedVocab).
+        ids, owned, strings = parsed or ParsedVocab()
         self._code = substrate_code(substrate)
         self._substrate = substrate
         self._split, self._python_split, self._pretokenizer = resolve(pretokenizer)
@@ -321,8 +332,8 @@ class BytePairTokenizer:
         vocab, ids, merges, specials, options = hf_bpe_model(path, doc)
         tok = cls.__new__(cls)
         try:
-            tok._setup(vocab, merges, "utf8", specials, DEFAULT_CACHE_SIZE, ids=ids, owned=True,
-                       strings=True, **options)
+            tok._setup(vocab, merges, "utf8", specials, DEFAULT_CACHE_SIZE,
+                       ParsedVocab(ids, owned=True, strings=True), **options)
         except (TypeError, ValueError) as e:
             raise ValueError(f"{path}: {e}") from None
         return tok
