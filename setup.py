@@ -5,10 +5,26 @@ import namespace, ``corpustok.kernels``, ``corpustok.schemas`` and ``corpustok.p
 (``package_dir``), so no generic top-level module names are installed. A source checkout finds
 them beside ``corpustok/`` (see ``corpustok/__init__.py``); there are no symlinks.
 """
+import os
+
 from setuptools import setup
 
-# pipeline/'s subject folders (docs/architecture.md), installed under corpustok.pipeline.
-PIPELINE_FOLDERS = ("cli", "files", "jobs", "output", "read", "report", "runtime")
+# Import name -> folder: the three code folders beside corpustok/ are its subpackages.
+FOLDERS = {"corpustok": "corpustok", "corpustok.kernels": "kernels",
+           "corpustok.schemas": "schemas", "corpustok.pipeline": "pipeline"}
+
+
+def packages():
+    """Every package of the four folders (a folder with an ``__init__.py``), by import name:
+    the subject folders (docs/architecture.md) are found, not listed by hand."""
+    found = []
+    for name, folder in FOLDERS.items():
+        for here, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            if "__init__.py" in names:
+                rel = os.path.relpath(here, folder)
+                found.append(name if rel == "." else f"{name}.{rel.replace(os.sep, '.')}")
+    return found
 
 setup(
     name="corpustok",
@@ -16,14 +32,8 @@ setup(
     description="Streaming pretraining-corpus tokenizer: Fast WordPiece and UBE byte-level BPE, "
     "Numba kernels, Apache Beam pipeline, Parquet token shards",
     python_requires=">=3.10",
-    packages=["corpustok", "corpustok.data", "corpustok.kernels", "corpustok.schemas",
-              "corpustok.pipeline", *(f"corpustok.pipeline.{sub}" for sub in PIPELINE_FOLDERS)],
-    package_dir={
-        "corpustok": "corpustok",
-        "corpustok.kernels": "kernels",
-        "corpustok.schemas": "schemas",
-        "corpustok.pipeline": "pipeline",
-    },
+    packages=packages(),
+    package_dir=FOLDERS,
     package_data={"corpustok": ["data/*"]},
     install_requires=[
         "numba>=0.60",

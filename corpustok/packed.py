@@ -33,7 +33,7 @@ import sys
 
 import numpy as np
 
-from corpustok._arrow import id_lists
+from corpustok.arrow import id_lists
 
 SEGMENT_TOKENS = 16 << 20  # an export is read in slices of about this many tokens
 MANIFEST_VERSION = 2  # the run manifests read here: entries with the shard's file and sha256

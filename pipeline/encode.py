@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import corpustok
-from corpustok._arrow import decode_replacing, list_array, one_array, utf8_batch
+from corpustok.arrow import decode_replacing, list_array, one_array, utf8_batch
 from corpustok.schemas import DOCUMENTS, REJECTS, TOKENS, with_id_type
 
 from corpustok.pipeline import files

@@ -120,7 +120,7 @@ def hf_bpe_train(counts, vocab_size, substrate="ube", min_frequency=0, special_t
     fed ``count`` times. ``counts``: chunk text -> count. Returns ``(vocab, merges)``."""
     from tokenizers import Tokenizer, models, trainers
 
-    from corpustok.ube import alphabet, to_symbols
+    from corpustok.substrate import alphabet, to_symbols
     tok = Tokenizer(models.BPE())
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                   special_tokens=list(special_tokens),

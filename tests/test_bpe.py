@@ -14,15 +14,15 @@ from numba import njit
 
 import corpustok
 from corpustok import reference, ube
-from corpustok.bpe import BytePairTokenizer
-from corpustok.kernels.bpe_cache import FAST_PER_SLOT
-from corpustok.kernels.bpe_merge import (BUCKET_MIN, GRID, N_RANK, NODE, bucket_work,
+from corpustok.bpe.tokenizer import BytePairTokenizer
+from corpustok.kernels.bpe.cache import FAST_PER_SLOT
+from corpustok.kernels.bpe.merge import (BUCKET_MIN, GRID, N_RANK, NODE, bucket_work,
                                          build_pair_table, long_work, merge_buckets, merge_long,
                                          merge_short)
-from corpustok.kernels.bpe_premerge import premerge, premerge_table
-from corpustok.kernels.prefetch import prefetch
+from corpustok.kernels.bpe.premerge import premerge, premerge_table
+from corpustok.kernels.memory.prefetch import prefetch
 from corpustok.reference import merge_ids as ref_merge
-from corpustok.threads import MIN_PART_BYTES, Schedule
+from corpustok.parallel import MIN_PART_BYTES, Schedule
 
 from conftest import (SHARED_DATA, TEST_DATA, corpus_lines, emoji_texts, hf_bpe_train,
                       read_xz_text, reference_pattern, shared_corpus_files,
@@ -580,7 +580,7 @@ def test_blocks_across_documents_of_a_sliced_column(gpt2):
     assert max(len(regex.findall(GPT2_PATTERN, t or "")) for t in docs) > 2 * 64
     for texts in (docs, [t or "" for t in docs]):
         column = pa.array(["head doc ", None] + texts, pa.string()).slice(2)
-        batch = corpustok._arrow.utf8_batch(column)
+        batch = corpustok.arrow.utf8_batch(column)
         assert Schedule(batch.offsets, 2).workers == 2
         assert batch.offsets[0] > 0 or None in texts  # nulls are refilled: offsets from 0
         want = [None if t is None else enc.encode_ordinary(t) for t in texts]
@@ -628,9 +628,9 @@ def test_well_formed_check_agrees_with_cpython(docs):
         except UnicodeDecodeError:
             return False
         return True
-    batch = corpustok._arrow.utf8_batch(unchecked_strings(docs))
+    batch = corpustok.arrow.utf8_batch(unchecked_strings(docs))
     assert not batch.well_formed
-    assert corpustok._arrow.is_well_formed(batch) == all(strict(d) for d in docs)
+    assert corpustok.arrow.is_well_formed(batch) == all(strict(d) for d in docs)
 
 
 @settings(max_examples=100, deadline=None)
@@ -643,7 +643,7 @@ def test_invalid_utf8_counts_replacements(trained, docs, column):
     count; the ids agree."""
     tok = trained[3]
     arr = pa.array(docs, pa.binary()) if column == "binary" else unchecked_strings(docs)
-    ids, offsets, replaced = tok.encode_arrays(corpustok._arrow.utf8_batch(arr))
+    ids, offsets, replaced = tok.encode_arrays(corpustok.arrow.utf8_batch(arr))
     for d, raw in enumerate(docs):
         text = raw.decode("utf-8", "replace")
         assert ids[offsets[d]:offsets[d + 1]].tolist() == tok.encode(text)
@@ -761,7 +761,7 @@ def test_truncated_merges_file_is_an_error(tmp_path):
 def test_threads_give_the_same_ids(gpt2, threads):
     lines = (SAMPLE.splitlines(keepends=True) + [None, ""]) * 150
     assert len("".join(t or "" for t in lines).encode()) > 3 * MIN_PART_BYTES
-    taken = drain(Schedule(corpustok._arrow.utf8_batch(lines).offsets, threads), [0])
+    taken = drain(Schedule(corpustok.arrow.utf8_batch(lines).offsets, threads), [0])
     assert len(taken) > threads or threads > 2  # ranges taken in turn
     want = gpt2.encode_batch(lines).to_pylist()
     assert gpt2.encode_batch(lines, threads=threads).to_pylist() == want
@@ -779,7 +779,7 @@ def test_threads_check_and_count_their_own_parts(gpt2):
     docs = good + [b"caf\xe9 \xff\xfe ok", b"\xed\xa0\x80 surrogate"] + good
     want_text = [d.decode("utf-8", "replace") for d in docs]
     for column in (unchecked_strings(docs), pa.array(docs, pa.binary())):
-        batch = corpustok._arrow.utf8_batch(column)
+        batch = corpustok.arrow.utf8_batch(column)
         one = gpt2.encode_arrays(batch)
         for threads in (2, 3):
             ids, offsets, replaced = gpt2.encode_arrays(batch, threads=threads)
@@ -872,7 +872,7 @@ def test_thread_pools_encode_every_range_once(threads):
         return (np.arange(first, first + n, dtype=np.int32), np.arange(n + 1, dtype=np.int64),
                 np.zeros(n, np.int64))
 
-    pools = corpustok.threads.ThreadPools()
+    pools = corpustok.parallel.ThreadPools()
     for _ in range(3):
         seen.clear()
         ids, out, replaced = pools.run(encode, offsets, threads)
@@ -895,7 +895,7 @@ def test_thread_pools_callers_do_not_wait_for_each_other():
     whose pool thread is busy with the other's batch encodes its own alone and returns."""
     import threading
     offsets = np.arange(0, 301 * (MIN_PART_BYTES // 3), MIN_PART_BYTES // 3, dtype=np.int64)
-    pools = corpustok.threads.ThreadPools()
+    pools = corpustok.parallel.ThreadPools()
     started, release = threading.Semaphore(0), threading.Event()
 
     def encode(offs, block=False):

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from conftest import corpus_lines, hf_bpe_train, hf_pattern, read_xz_text, reference_pattern, \
     shared_corpus_files
 from corpustok import reference
-from corpustok.bpe_train import ChunkCounts, count_chunks, train, train_from_counts
+from corpustok.bpe.train import ChunkCounts, count_chunks, train, train_from_counts
 from corpustok.pipeline.jobs.demo import load_sample
-from corpustok.ube import alphabet
+from corpustok.substrate import alphabet
 
 SUBSTRATES = ("ube", "utf8", "utf16")
 SPECIALS = ("<|endoftext|>", "<pad>")
@@ -168,7 +168,7 @@ def test_errors():
 def test_modern_pretokenizer_training_equals_hf(name, substrate):
     """Counting with a modern split (regex's chunks) and learning from them is HF's trainer;
     for utf8 also HF's own pipeline: Split(Regex, isolated) + ByteLevel(use_regex=False)."""
-    from corpustok.bpe import BytePairTokenizer
+    from corpustok.bpe.tokenizer import BytePairTokenizer
 
     texts = [r["text"] for r in load_sample()[:300]]
     counts = reference.count_chunks(texts, regex.compile(reference_pattern(name)).findall)

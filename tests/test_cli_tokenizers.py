@@ -10,9 +10,9 @@ from tokenizers import Tokenizer
 
 import corpustok
 from conftest import TEST_DATA
-from corpustok.bpe import BytePairTokenizer
+from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.pipeline.cli import main
-from corpustok.pretokenize import PATTERNS
+from corpustok.pretokenize.patterns import PATTERNS
 
 GPT2 = TEST_DATA / "gpt2"
 RANKS = TEST_DATA / "gpt2_4k.tiktoken"
@@ -71,7 +71,7 @@ def test_gpt2_folder_and_merges_file(tmp_path, capsys):
     assert plain.split() == [str(i) for i in ref.encode_ordinary("a<|endoftext|>b")]
 
 
-BYTE = {c: b for b, c in enumerate(corpustok.ube.SYMBOL_STRINGS[:256])}
+BYTE = {c: b for b, c in enumerate(corpustok.substrate.SYMBOL_STRINGS[:256])}
 
 
 def test_train_with_a_pretokenizer_then_export_to_hf(tmp_path, capsys):

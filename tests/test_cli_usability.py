@@ -28,7 +28,7 @@ from corpustok.pipeline.read.jsonl import read_jsonl
 from corpustok.pipeline.read.spec import ReadSpec
 from corpustok.pipeline.runtime import progress
 from corpustok.pipeline.runtime.workers import available_cores, default_workers
-from corpustok.wordpiece import WordPiece, cased_token
+from corpustok.wordpiece.tokenizer import WordPiece, cased_token
 from conftest import REPO, TEST_DATA, shard_files
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")

@@ -4,7 +4,7 @@ import pyarrow as pa
 import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpustok.bpe_train import ChunkCounts, count_chunks, train_from_counts
+from corpustok.bpe.train import ChunkCounts, count_chunks, train_from_counts
 from corpustok.pipeline.jobs.count import ChunkCountFn, CountChunks
 from corpustok.pipeline.jobs.demo import load_sample
 

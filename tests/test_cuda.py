@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from corpustok import reference
 from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.kernels import cuda as kc
-from corpustok.kernels.substrate_codec import UBE, UTF8, UTF16, encode_symbols
+from corpustok.kernels.substrate import UBE, UTF8, UTF16, encode_symbols
 
 SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"

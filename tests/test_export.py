@@ -98,7 +98,7 @@ def big_vocab_file(tmp_path_factory):
     """A byte-level BPE tokenizer of 65,556 ids (every pair of byte symbols merged, in
     order, until there are that many): past uint16 for Megatron and for datatrove."""
     from corpustok import BytePairTokenizer
-    from corpustok.ube import bytes_to_unicode
+    from corpustok.substrate import bytes_to_unicode
     alphabet = [bytes_to_unicode()[b] for b in range(256)]
     vocab = {c: i for i, c in enumerate(alphabet)}
     merges = []

@@ -17,9 +17,9 @@ from tokenizers import Tokenizer
 
 import corpustok
 from conftest import TEST_DATA, gpt2_byte_chars, hf_pattern, reference_pattern
-from corpustok.bpe import BytePairTokenizer
-from corpustok.hf_export import hf_document, save_hf
-from corpustok.kernels.token_table import unmergeable
+from corpustok.bpe.tokenizer import BytePairTokenizer
+from corpustok.formats.hf_export import hf_document, save_hf
+from corpustok.kernels.bpe.token_table import unmergeable
 from test_pretokenize import assigned_texts as texts
 
 RANKS = TEST_DATA / "gpt2_4k.tiktoken"

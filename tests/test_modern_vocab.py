@@ -24,12 +24,12 @@ from conftest import (MODERN_VOCABS, NAMED_AS, TEST_DATA, newest_character_texts
                       newest_characters, read_xz_text, reference_pattern, sample_texts,
                       shared_corpus_files, special_texts, tekken_document, tekken_ranks,
                       vendor_tokenizer)
-from corpustok.kernels.bpe_chunk import chunk_symbols
-from corpustok.kernels.bpe_merge import BUCKET_MIN
-from corpustok.kernels.bpe_premerge import premerge
+from corpustok.kernels.bpe.chunk import chunk_symbols
+from corpustok.kernels.bpe.merge import BUCKET_MIN
+from corpustok.kernels.bpe.premerge import premerge
 from corpustok.pipeline.jobs.tokenize import resolve_marker
-from corpustok.pretokenize import PATTERNS
-from corpustok.tiktoken_files import known_rank_file
+from corpustok.pretokenize.patterns import PATTERNS
+from corpustok.formats.tiktoken import known_rank_file
 
 NAMES = list(MODERN_VOCABS)
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from corpustok._arrow import utf8_batch
-from corpustok.bpe import BytePairTokenizer
+from corpustok.arrow import utf8_batch
+from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.nfc import NfcStream, flagged_code_points, nfc_batch
 
 SCALARS = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]

@@ -11,11 +11,11 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import read_xz_text, reference_pattern, shared_corpus_files
-from corpustok import split_reference
-from corpustok.kernels.split import chunk_end
-from corpustok.kernels.split_fast import split_batch
-from corpustok.pretokenize import PATTERNS, pattern_named, program, split, split_arrays
-from corpustok.split_pattern import PROPERTY_BITS, UnsupportedPattern, compile_pattern, \
+from corpustok.reference import split as split_reference
+from corpustok.kernels.split.interpreter import chunk_end
+from corpustok.kernels.split.fast import split_batch
+from corpustok.pretokenize.patterns import PATTERNS, pattern_named, program, split, split_arrays
+from corpustok.pretokenize.pattern import PROPERTY_BITS, UnsupportedPattern, compile_pattern, \
     unicode_props
 
 NAMES = list(PATTERNS)

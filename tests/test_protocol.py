@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import corpustok
-from corpustok._arrow import utf8_batch
+from corpustok.arrow import utf8_batch
 from corpustok.tokenizer import Tokenizer, TokenStream
 
 DATA = Path(__file__).parent / "data"

@@ -1,4 +1,4 @@
-"""Pre-tokenizers that run in Python (:mod:`corpustok.python_split`) against HF ``tokenizers``
+"""Pre-tokenizers that run in Python (:mod:`corpustok.pretokenize.python_split`) against HF ``tokenizers``
 itself: every Split behavior, Digits, Sequences, and whole tokenizers built on them."""
 import json
 import sys
@@ -13,10 +13,10 @@ from tokenizers.models import BPE
 
 import corpustok
 from conftest import TEST_DATA
-from corpustok.bpe import BytePairTokenizer
-from corpustok.pretokenize import GPT2_PATTERN, resolve
-from corpustok.python_split import PythonSplit, SlowSplitWarning
-from corpustok.ube import SYMBOL_STRINGS
+from corpustok.bpe.tokenizer import BytePairTokenizer
+from corpustok.pretokenize.patterns import GPT2_PATTERN, resolve
+from corpustok.pretokenize.python_split import PythonSplit, SlowSplitWarning
+from corpustok.substrate import SYMBOL_STRINGS
 from test_pretokenize import assigned_texts as texts
 
 BEHAVIORS = {"Isolated": "isolated", "MergedWithPrevious": "merged_with_previous",

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, hf_bpe_train
 from corpustok import reference as R
-from corpustok import ube
-from corpustok.bpe_train import count_chunks, train_from_counts
+from corpustok import substrate as ube
+from corpustok.bpe.train import count_chunks, train_from_counts
 from corpustok.pipeline.jobs.demo import load_sample
-from corpustok.pretokenize import GPT2_PATTERN
+from corpustok.pretokenize.patterns import GPT2_PATTERN
 from test_bpe import tiktoken_gpt2
 from test_pretokenize import EDGE
 from test_wordpiece import CONFIGS, EDGE_CASES, HF_JSON, MIXED, hf, vocab_dict

@@ -16,7 +16,7 @@ import corpustok
 from conftest import TEST_DATA
 from corpustok.pipeline.jobs.demo import sample_path
 from corpustok.pipeline.report.metrics import Fields, read_records, report, unk_counts
-from corpustok._arrow import utf8_batch
+from corpustok.arrow import utf8_batch
 
 VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
 UNIT = Fields(unit="unit")

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from numba import njit
 
-from corpustok.kernels.byte_masks import range_mask
-from corpustok.kernels.split_fast import (PROPS_L, PROPS_LOWER, PROPS_N, PROPS_S, split_batch,
+from corpustok.kernels.split.byte_masks import range_mask
+from corpustok.kernels.split.fast import (PROPS_L, PROPS_LOWER, PROPS_N, PROPS_S, split_batch,
                                           split_some)
-from corpustok.pretokenize import PATTERNS, RULES, program
-from corpustok.split_pattern import compile_pattern, unicode_props
+from corpustok.pretokenize.patterns import PATTERNS, RULES, program
+from corpustok.pretokenize.pattern import compile_pattern, unicode_props
 
 NAMES = sorted(RULES)
 # Every kind of character a rule tells apart, ASCII and not: letters that make contractions,

@@ -23,10 +23,10 @@ import corpustok
 from conftest import (MODERN_VOCABS, NAMED_AS, SHARED_DATA, TEST_DATA, hf_pattern,
                       hf_tokenizer_from_ranks, read_ranks, read_xz_text, reference_pattern,
                       shared_corpus_files, vendor_tokenizer)
-from corpustok.bpe import BytePairTokenizer
-from corpustok.kernels.bpe_merge import BUCKET_MIN, bucket_work, merge_buckets
-from corpustok.pretokenize import PATTERNS  # the names only: the patterns are the vendors'
-from corpustok.split_pattern import PROPERTY_BITS, unicode_props
+from corpustok.bpe.tokenizer import BytePairTokenizer
+from corpustok.kernels.bpe.merge import BUCKET_MIN, bucket_work, merge_buckets
+from corpustok.pretokenize.patterns import PATTERNS  # the names only: the patterns are the vendors'
+from corpustok.pretokenize.pattern import PROPERTY_BITS, unicode_props
 from test_pretokenize import assigned_texts as texts
 
 RANKS = TEST_DATA / "gpt2_4k.tiktoken"

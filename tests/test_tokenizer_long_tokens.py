@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import corpustok
 from conftest import REPO, TEST_DATA
-from corpustok.kernels.token_table import token_splits
-from corpustok.pretokenize import PATTERNS
+from corpustok.kernels.bpe.token_table import token_splits
+from corpustok.pretokenize.patterns import PATTERNS
 
 SAMPLE = (TEST_DATA / "bpe_sample.txt").read_bytes()
 

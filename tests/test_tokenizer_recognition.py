@@ -18,8 +18,8 @@ import corpustok
 from conftest import SHARED_DATA, TEST_DATA, protobuf_varint
 from corpustok import BytePairTokenizer, WordPiece
 from corpustok.pipeline.cli import main
-from corpustok.tokenizer_files import is_merges_file, is_sentencepiece_model
-from corpustok.wordpiece import vocab_txt_problem
+from corpustok.formats.recognize import is_merges_file, is_sentencepiece_model
+from corpustok.wordpiece.tokenizer import vocab_txt_problem
 
 GPT2 = TEST_DATA / "gpt2"
 BERT_VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
@@ -49,7 +49,7 @@ def deep_pre_tokenizer(depth):
     step = '{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}'
     for _ in range(depth):
         step = '{"type": "Sequence", "pretokenizers": [' + step + ']}'
-    vocab = json.dumps({c: i for i, c in enumerate(corpustok.ube.alphabet("utf8"))})
+    vocab = json.dumps({c: i for i, c in enumerate(corpustok.substrate.alphabet("utf8"))})
     return ('{"model": {"type": "BPE", "vocab": ' + vocab + ', "merges": []}, '
             '"pre_tokenizer": ' + step + '}')
 

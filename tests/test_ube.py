@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpustok import ube
+from corpustok import substrate as ube
 from corpustok.reference import decode_symbols as ref_decode
 from corpustok.reference import symbol_ids as ref_symbol_ids
 from corpustok.reference import symbol_string

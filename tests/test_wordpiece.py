@@ -11,9 +11,9 @@ from hypothesis import given, settings, strategies as st
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 import corpustok
-from corpustok._arrow import utf8_batch
+from corpustok.arrow import utf8_batch
 from corpustok.reference import wordpiece_word
-from corpustok.wordpiece import WordPiece
+from corpustok.wordpiece.tokenizer import WordPiece
 from conftest import SHARED_DATA, TEST_DATA, read_xz_text, sample_texts
 
 VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
@@ -245,7 +245,7 @@ def test_encode_batch_arrow_and_nulls():
 def test_threads_give_hf_ids(threads):
     """Document ranges on several threads, joined in order: HF's ids, nulls and replacement
     counts kept."""
-    from corpustok.threads import MIN_PART_BYTES
+    from corpustok.parallel import MIN_PART_BYTES
     texts = ["Hello world, naïve café!", None, "", "東京 tower \xff", "[CLS] x"] * 6000
     assert len("".join(t or "" for t in texts).encode()) > 3 * MIN_PART_BYTES
     wp = ours("uncased")

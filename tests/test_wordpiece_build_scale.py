@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from corpustok.wordpiece import WordPiece
+from corpustok.wordpiece.tokenizer import WordPiece
 
 # Latin, Greek, Cyrillic and 1,500 Hangul syllables (letters that BERT neither isolates nor
 # splits when accents are kept): the Hangul gives trie nodes with many children spread over a

@@ -16,7 +16,7 @@ import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
 import corpustok
-from corpustok.wordpiece import WordPiece
+from corpustok.wordpiece.tokenizer import WordPiece
 
 SAMPLE = corpustok.__path__[0] + "/data/udhr_sample.jsonl"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

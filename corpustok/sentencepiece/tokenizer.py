@@ -15,7 +15,7 @@ import json
 import numpy as np
 
 from corpustok.tokenizer import FILE_FORMAT
-from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
+from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece.model_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
 from corpustok.sentencepiece import reference as ref
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from corpustok.schemas import DOCUMENTS, ID_KINDS, TOKENS
-from corpustok.threads import check_threads
-from corpustok.tiktoken_files import known_rank_file
-from corpustok.wordpiece import WordPiece
+from corpustok.parallel import check_threads
+from corpustok.formats.tiktoken import known_rank_file
+from corpustok.wordpiece.tokenizer import WordPiece
 
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig

@@ -23,10 +23,10 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok.bpe import BytePairTokenizer
-from corpustok.bpe_train import ChunkCounts, train_from_counts
-from corpustok.pretokenize import resolve
-from corpustok.ube import alphabet, substrate_code
+from corpustok.bpe.tokenizer import BytePairTokenizer
+from corpustok.bpe.train import ChunkCounts, train_from_counts
+from corpustok.pretokenize.patterns import resolve
+from corpustok.substrate import alphabet, substrate_code
 
 from corpustok.pipeline import files
 from corpustok.pipeline.encode import COMPILE_NOTICE_AFTER, WARM_UP_TEXTS
@@ -154,7 +154,7 @@ class TrainOptions:
 
     The tokenizer: ``substrate`` (``ube``, ``utf8`` or ``utf16``), ``special_tokens`` (e.g.
     ``<|endoftext|>``: the first ids, never learned from the text), ``pretokenizer`` (a name
-    of :mod:`corpustok.pretokenize` or a pattern the split kernel runs). The texts:
+    of :mod:`corpustok.pretokenize.patterns` or a pattern the split kernel runs). The texts:
     ``text_column``; ``txt_docs``: a document per line (``"line"``) or paragraph
     (``"paragraph"``) of ``.txt`` inputs; ``stdin_format``/``stdin`` for an input ``-``
     (default: standard input); ``shard_bytes``: the size of a unit of work. The run:

@@ -92,7 +92,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from corpustok._arrow import id_lists
+from corpustok.arrow import id_lists
 from corpustok.packed import reorder
 
 from corpustok.pipeline import files
