@@ -267,7 +267,7 @@ def modern_contenders(stem, path, enc, lines, arr, held_out, runs):
             lambda: timed_cold(lambda: fresh_corpustok(path, held_out),
                                lambda tok: tok.encode_batch(arr), 1)[1], runs)
         print(f"  {stem}: corpustok's speed / gigatoken's, both fresh, CPU time, {ratio}")
-    doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/test_hf_export.py)
+    doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/formats/test_hf_export.py)
     hf = Tokenizer.from_str(doc)
     others["HF"] = [e.ids for e in hf.encode_batch(lines)]
     def hf_fresh():

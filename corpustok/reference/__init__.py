@@ -3,7 +3,7 @@ below import from here too) (in the spirit of tiktoken's
 ``_educational.py``): each function is the plain definition that a Numba kernel is tested
 against, slow, short and standard library only (no ``regex``, no kernels). The tests prove
 these references against the external ones (Python's codecs, ``regex``, tiktoken and HF
-``tokenizers``) in ``tests/test_reference.py``; kernel tests then compare with them.
+``tokenizers``) in ``tests/core/test_reference.py``; kernel tests then compare with them.
 
 1. Substrate codec (mirrors ``kernels/substrate.py``): :func:`symbol_ids`,
    :func:`encode_symbols`, :func:`decode_symbols`, :func:`bytes_to_unicode`,
