@@ -58,6 +58,7 @@ from corpustok.kernels.bpe.cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa
 from corpustok.kernels.bpe.chunk import (LONG, WORK, chunk_merger, chunk_symbols,  # noqa: E402
                                          merge_chunk)
 from corpustok.kernels.bpe.merge import long_work  # noqa: E402
+from corpustok.kernels.bpe.encode import EncodeWork  # noqa: E402
 from corpustok.kernels.bpe.premerge import premerge  # noqa: E402
 from corpustok.kernels.split.fast import split_batch  # noqa: E402
 from corpustok.pretokenize.patterns import pattern_named, split_arrays  # noqa: E402
@@ -146,7 +147,7 @@ def miss_stages(tok, data, starts, ends, first, runs):
     first = first[ends[first] - starts[first] <= WORK]
     s, e = starts[first], ends[first]
     ids, keys = np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64)  # as the encoder's
-    merger = chunk_merger(tok._model, (ids, keys, None, None, long_work(LONG)))
+    merger = chunk_merger(tok._model, EncodeWork(ids, keys, None, None, long_work(LONG), None))
     out = np.empty(3 * WORK, np.int32)
     n = len(first)
 

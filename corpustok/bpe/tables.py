@@ -5,7 +5,8 @@ from itertools import chain
 
 import numpy as np
 
-from corpustok.kernels.bpe.token_table import EMPTY, fill_token_table, lookup_tokens, unmergeable
+from corpustok.kernels.bpe.token_table import (EMPTY, WholeTokens, fill_token_table, lookup_tokens,
+                                                unmergeable)
 from corpustok.substrate import parse_symbols
 
 def token_table(tok_sym, tok_off, plain):
@@ -20,7 +21,7 @@ def token_table(tok_sym, tok_off, plain):
 
 
 def whole_chunk_table(tok_sym, tok_off, plain, sym_id, pairs, merged):
-    """The encoder's ``whole`` tuple ``(slots, tok_sym, tok_off)`` for tiktoken's rule (a chunk
+    """The encoder's ``whole`` table (:class:`WholeTokens`) for tiktoken's rule (a chunk
     that is a token is emitted whole) over the tokens ``plain`` marks (none: the rule is off).
     ``slots`` holds only the tokens merging does not reach: a chunk that is any other token
     merges into it anyway. Empty when there are none (every rank file we know), so the rule
@@ -35,7 +36,7 @@ def whole_chunk_table(tok_sym, tok_off, plain, sym_id, pairs, merged):
     hard = plain & ~made
     hard |= unmergeable(tok_sym, tok_off, plain & made, sym_id, pairs)
     slots = token_table(tok_sym, tok_off, hard) if hard.any() else np.empty(0, np.uint64)
-    return slots, tok_sym, tok_off
+    return WholeTokens(slots, tok_sym, tok_off)
 
 
 MERGE_STEP = 1 << 18  # merges per pass of merge_ids (temporaries of about 60 MB)

@@ -23,7 +23,7 @@ from corpustok.bpe.stream import (BpeStreamDecoder, BpeStreamEncoder, Normalizin
                                   WholeTextEncoder, read_only)
 from corpustok.bpe.caches import ChunkCaches
 from corpustok.kernels.bpe.decode import expand_ids, stitch_text
-from corpustok.kernels.bpe.encode import encode_docs
+from corpustok.kernels.bpe.encode import BpeModel, encode_docs
 from corpustok.kernels.bpe.merge import build_pair_table
 from corpustok.kernels.bpe.premerge import premerge_table
 from corpustok.kernels.substrate import decode_symbols
@@ -400,7 +400,8 @@ class BytePairTokenizer:
     @property
     def _model(self):
         """The kernels' model tuple (:mod:`corpustok.kernels.bpe.encode`)."""
-        return self._code, self._split, self._sym_id, self._pairs, self._whole, self._pre
+        return BpeModel(self._code, self._split, self._sym_id, self._pairs, self._whole,
+                        self._pre)
 
     def _encode(self, data, offsets, recognize_special, final, well_formed):
         # One array signature for every caller (Arrow buffers are read-only, offsets of

@@ -11,6 +11,8 @@ general slot, aged as the entries around it are written), so memory is constant.
 a pure memo: results never depend on its state. The encoder
 (:mod:`corpustok.kernels.bpe.encode`) probes it and fills it on a miss.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -56,6 +58,11 @@ def same_bytes(a, i, b, j, n):
     return True
 
 
+# A thread's chunk cache (:func:`chunk_cache`): the general part's slot words, bytes and ids, and
+# the two inline parts.
+ChunkCache = namedtuple("ChunkCache", "meta key ids fast wide")
+
+
 def chunk_cache(slots):
     """An empty chunk cache of ``slots`` (a power of two) general slots: ``(meta int64,
     c_key uint8, c_ids int32, fast int64, wide int64)``, slot ``s`` keeping its :data:`META`
@@ -65,9 +72,10 @@ def chunk_cache(slots):
     least one set each), aligned so that a fast set, or a wide entry, is one cache line."""
     meta = np.zeros(slots * META, np.int64)
     meta[BYTES::META] = -1
-    return (meta, np.zeros(slots * CACHE_KEY, np.uint8), np.zeros(slots * CACHE_IDS, np.int32),
-            huge_page_array(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64, 0),
-            huge_page_array(max(2, WIDE_PER_SLOT * slots) * WIDE_WORDS, np.int64, 0))
+    return ChunkCache(meta, np.zeros(slots * CACHE_KEY, np.uint8),
+                      np.zeros(slots * CACHE_IDS, np.int32),
+                      huge_page_array(max(2, FAST_PER_SLOT * slots) * FAST_WORDS, np.int64, 0),
+                      huge_page_array(max(2, WIDE_PER_SLOT * slots) * WIDE_WORDS, np.int64, 0))
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -206,7 +214,7 @@ def _inline_id(out, j, k, m):
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _first_slot(cache, h):
     """The first general slot probed for hash ``h``."""
-    return h & (len(cache[0]) // META - 1)
+    return h & (len(cache.meta) // META - 1)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -218,7 +226,7 @@ def cache_find(cache, data, s, e, h):
     frequent chunks stay while one-off chunks (most of a text's distinct ones) cycle through.
     O(CACHE_PROBES + chunk length).
     """
-    meta, c_key = cache[0], cache[1]
+    meta, c_key = cache.meta, cache.key
     mask = len(meta) // META - 1
     base = _first_slot(cache, h)
     length = e - s
@@ -248,7 +256,7 @@ def cache_find(cache, data, s, e, h):
 @njit(nogil=True, cache=True, _nrt=False)
 def cache_get(cache, slot, out, j):
     """Copy the ids cached in ``slot`` to ``out[j:]``; returns their count. O(ids)."""
-    meta, c_ids = cache[0], cache[2]
+    meta, c_ids = cache.meta, cache.ids
     n = meta[slot * META + IDS]
     # Copies index views from 0: on an index such as j + k, Numba's fix-up of negative
     # indices makes LLVM copy with AVX-512 gathers and scatters (decision 0017).
@@ -262,7 +270,7 @@ def cache_get(cache, slot, out, j):
 @njit(nogil=True, cache=True, _nrt=False)
 def cache_put(cache, slot, data, s, e, h, out, j, n):
     """Store chunk ``data[s:e]`` (hash ``h``) -> ``out[j:j + n]`` in ``slot``. O(e - s + n)."""
-    meta, c_key, c_ids = cache[0], cache[1], cache[2]
+    meta, c_key, c_ids = cache.meta, cache.key, cache.ids
     m = slot * META
     meta[m + HASH] = h
     meta[m + BYTES] = e - s
@@ -291,7 +299,7 @@ def general_prefetch(cache, h):
     """Start loading what a hit in the first slot probed for hash ``h`` reads: its meta
     words, its bytes' first line and its ids' first two (32 ids)."""
     slot = _first_slot(cache, h)
-    prefetch(cache[0], slot * META)
-    prefetch(cache[1], slot * CACHE_KEY)
-    prefetch(cache[2], slot * CACHE_IDS)
-    prefetch(cache[2], slot * CACHE_IDS + 16)
+    prefetch(cache.meta, slot * META)
+    prefetch(cache.key, slot * CACHE_KEY)
+    prefetch(cache.ids, slot * CACHE_IDS)
+    prefetch(cache.ids, slot * CACHE_IDS + 16)

@@ -1,6 +1,8 @@
 """One chunk's token ids without the cache: its base symbols as ids, the whole-token rule, the
 merge in the batch kernel's work arrays, or, for a chunk too long for them, in arrays of its
 own. :mod:`corpustok.kernels.bpe.encode` calls these on a cache miss."""
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -72,7 +74,7 @@ def _whole_token(data, s, e, substrate, whole, sym):
     room for them (4 a byte): :func:`chunk_symbols` with every symbol mapped to itself.
     O(e - s)."""
     n = chunk_symbols(data, s, e, substrate, SAME_SYMBOL, sym)
-    return find_token(whole[0], whole[1], whole[2], sym, 0, n)
+    return find_token(whole.slots, whole.tok_sym, whole.tok_off, sym, 0, n)
 
 
 @njit(nogil=True, cache=True)
@@ -87,25 +89,31 @@ def encode_long_chunk(data, s, e, model, out, j):
     is compiled without NRT too, and its work arrays are never freed.
     """
     substrate, _, sym_id, pairs, whole, pre = model
-    if len(whole[0]):
+    if len(whole.slots):
         t = _whole_token(data, s, e, substrate, whole, np.empty(4 * (e - s), np.int64))
         if t >= 0:
             out[j] = t
             return 1
     ids = out[j:]
-    n = premerge(ids, chunk_symbols(data, s, e, substrate, sym_id, ids), pre, pairs[1])
+    n = premerge(ids, chunk_symbols(data, s, e, substrate, sym_id, ids), pre, pairs.new_of_rank)
     if n >= BUCKET_MIN:
-        m = merge_buckets(ids, n, pairs, *bucket_work(n, pairs[2]))
+        m = merge_buckets(ids, n, pairs, *bucket_work(n, pairs.buckets))
         if m >= 0:
             return m
-    return merge_long(ids, n, pairs, *long_work(n))
+    work = long_work(n)
+    return merge_long(ids, n, pairs, work.node, work.heap)
+
+
+# What merge_chunk reads: the model's arrays but the split's program, and three work arrays.
+Merger = namedtuple("Merger", "substrate sym_id pairs whole pre ids rank long")
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def chunk_merger(model, work):
     """What :func:`merge_chunk` reads of the model and the work arrays: a call passes every
     array of its arguments field by field, and the split's program alone has a dozen."""
-    return model[0], model[2], model[3], model[4], model[5], work[0], work[1], work[4]
+    return Merger(model.substrate, model.sym_id, model.pairs, model.whole, model.pre, work.ids,
+                  work.rank, work.long)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -119,7 +127,7 @@ def merge_chunk(merger, data, s, e, out, j):
     substrate, sym_id, pairs, whole, pre, ids, rank, long = merger
     if e - s > WORK:
         return -1
-    if len(whole[0]):
+    if len(whole.slots):
         t = _whole_token(data, s, e, substrate, whole, rank)
         if t >= 0:
             out[j] = t
@@ -127,9 +135,9 @@ def merge_chunk(merger, data, s, e, out, j):
     n = chunk_symbols(data, s, e, substrate, sym_id, ids)
     if n > LONG:
         return -1
-    n = premerge(ids, n, pre, pairs[1])
+    n = premerge(ids, n, pre, pairs.new_of_rank)
     if n > SHORT:
-        n = merge_long(ids, n, pairs, long[0], long[1])
+        n = merge_long(ids, n, pairs, long.node, long.heap)
     else:
         n = merge_short(ids, n, pairs, rank)
     dst = out[j:j + n]  # a view indexed from 0: no gathers (see bpe_cache.cache_get)

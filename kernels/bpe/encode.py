@@ -1,6 +1,7 @@
 """Byte-level BPE encoding: rank-based merging, a bounded chunk cache, one call per batch.
 
-A model is the tuple ``(substrate, split, sym_id, pairs, whole, pre)`` built once per vocabulary:
+A model is a :data:`BpeModel` ``(substrate, split, sym_id, pairs, whole, pre)`` built once per
+vocabulary:
 ``split`` is the pre-tokenizer's program (:mod:`corpustok.kernels.split.interpreter`), ``whole`` the token
 table ``(slots, tok_sym, tok_off)`` of :mod:`corpustok.kernels.bpe.token_table` when a chunk that is
 itself a token is emitted whole (tiktoken's rule, HF's ``ignore_merges``), holding only the
@@ -19,12 +20,14 @@ Chunks (pre-tokenizer pieces) are looked up first in the bounded chunk cache of
 
 :func:`encode_docs` loops over documents and the segments between special tokens; the steps
 below it are small allocation-free functions (``_nrt=False``: no reference counting per call)
-over these tuples and the work arrays ``(ids, rank, ends, keys, long)``:
+over these named tuples and the work arrays (:data:`EncodeWork`):
 :func:`_next_special`, :func:`_encode_run` (the chunk loop, with the streaming rule) and
 :func:`_encode_chunk` (cache, then :mod:`corpustok.kernels.bpe.chunk`'s merge). Only chunks
 too long for the work arrays go back to the caller, for :func:`encode_long_chunk`, which
 allocates.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -50,6 +53,12 @@ FAST_PART, WIDE_PART = 1, 2  # the inline part a chunk's key is for (0: neither)
 NOT_CACHED = -(1 << 62)  # cache_find's answer for a chunk too long for the general cache
 GENERAL_HINT = 4  # the chunk's ids may be in the general part: fetch its first slot too
 
+# A vocabulary's arrays, built once (see the module docstring).
+BpeModel = namedtuple("BpeModel", "substrate split sym_id pairs whole pre")
+# encode_docs' work arrays, made once per call: a short chunk's symbols and ranks
+# (merge_short), a block's chunk ends and keys, merge_long's arrays, each chunk's document.
+EncodeWork = namedtuple("EncodeWork", "ids rank ends keys long doc_of")
+
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _wide_miss(merger, cache, data, s, e, h, out, j, k1, k2, k3, k4, first):
@@ -69,7 +78,7 @@ def _keep_wide(cache, data, s, e, h, out, j, n, k1, k2, k3, k4, first):
     the general one with the wide entry saying so."""
     if n > WIDE_IDS:
         general_put(cache, data, s, e, h, out, j, n)
-    line_put(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j,
+    line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j,
              n if n <= WIDE_IDS else IN_GENERAL)
 
 
@@ -85,7 +94,7 @@ def _fast_miss(merger, cache, data, s, e, h, out, j, k1, k2, first, wide_first):
         if n > FAST_IDS:
             w1, w2, w3, w4 = wide_key(k1, k2)
             _keep_wide(cache, data, s, e, h, out, j, n, w1, w2, w3, w4, wide_first)
-        line_put(cache[3], first, FAST_WORDS, k1, k2, 0, 0, out, j,
+        line_put(cache.fast, first, FAST_WORDS, k1, k2, 0, 0, out, j,
                  n if n <= FAST_IDS else IN_WIDE)
     return n
 
@@ -138,7 +147,7 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
         return _general_chunk(model, work, cache, data, s, e, keys[b + 5], out, j)
     k1, k2 = keys[b], keys[b + 1]
     if part == FAST_PART:
-        n = line_get(cache[3], where >> 3, FAST_WORDS, k1, k2, 0, 0, out, j)
+        n = line_get(cache.fast, where >> 3, FAST_WORDS, k1, k2, 0, 0, out, j)
         if n != IN_WIDE:
             if n >= 0:
                 return n
@@ -149,7 +158,7 @@ def _encode_chunk(model, cache, work, data, s, e, out, j, keys, b):
     else:
         first = where >> 3
         k3, k4 = keys[b + 2], keys[b + 3]
-    n = line_get(cache[4], first, WIDE_WORDS, k1, k2, k3, k4, out, j)
+    n = line_get(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j)
     if n == IN_GENERAL:
         return _general_chunk(model, work, cache, data, s, e, keys[b + 5], out, j)
     if n >= 0:
@@ -165,13 +174,13 @@ def _prefetch_set(cache, keys, b):
     part's first slot for the chunk's hash where they may be there (:data:`GENERAL_HINT`)."""
     where = keys[b + 4]
     if where & 3 == FAST_PART:
-        prefetch(cache[3], where >> 3)
+        prefetch(cache.fast, where >> 3)
         if keys[b + 3]:
-            prefetch(cache[4], keys[b + 2])
-            prefetch(cache[4], keys[b + 2] + WIDE_WORDS)
+            prefetch(cache.wide, keys[b + 2])
+            prefetch(cache.wide, keys[b + 2] + WIDE_WORDS)
     elif where & 3 == WIDE_PART:
-        prefetch(cache[4], where >> 3)
-        prefetch(cache[4], (where >> 3) + WIDE_WORDS)
+        prefetch(cache.wide, where >> 3)
+        prefetch(cache.wide, (where >> 3) + WIDE_WORDS)
     if where & GENERAL_HINT:
         general_prefetch(cache, keys[b + 5])
 
@@ -189,7 +198,7 @@ def _fill_block(model, data, offsets, d, p, last, stop, streaming, ends, doc_of)
     while k < BLOCK:
         end = stop if d == last else offsets[d + 1]
         if p < end:
-            k2, p, held = split_some(data, p, end, model[1], not (streaming and d == last),
+            k2, p, held = split_some(data, p, end, model.split, not (streaming and d == last),
                                      ends, k, BLOCK)
             docs = doc_of[k:k2]  # a view indexed from 0: no scatters (bpe_cache.cache_get)
             for c in range(k2 - k):
@@ -215,12 +224,12 @@ def _encode_run(model, cache, work, data, offsets, d, i, last, stop, streaming, 
     ``stop``) or, when ``streaming``, ``i`` is the start of its first chunk more text could
     still change (its split's reach passes ``stop``, see :mod:`corpustok.kernels.split.interpreter`).
 
-    Chunks are split :data:`BLOCK` at a time (``work[2]``, across documents:
-    :func:`_fill_block`), then their keys are computed (``work[3]``), then they are encoded,
+    Chunks are split :data:`BLOCK` at a time (``work.ends``, across documents:
+    :func:`_fill_block`), then their keys are computed (``work.keys``), then they are encoded,
     each inline set prefetched :data:`AHEAD` chunks before its lookup: a set is one of
     millions of lines, so a lookup right after its chunk's split would wait for memory on
     nearly every chunk, and a block per document would wait at every document's start."""
-    ends, keys, doc_of = work[2], work[3], work[5]
+    ends, keys, doc_of = work.ends, work.keys, work.doc_of
     while True:
         k, to_doc, p, held = _fill_block(model, data, offsets, d, i, last, stop, streaming,
                                          ends, doc_of)
@@ -231,18 +240,18 @@ def _encode_run(model, cache, work, data, offsets, d, i, last, stop, streaming, 
             keys[b + 4] = 0
             if e - s <= FAST_KEY:
                 keys[b], keys[b + 1], _, _, h = line_key(data, s, e, FAST_WORDS)
-                keys[b + 2] = line_set(cache[4], WIDE_WORDS, h)
+                keys[b + 2] = line_set(cache.wide, WIDE_WORDS, h)
                 # more ids than a fast entry holds: mostly non-ASCII chunks of 6 bytes or more
                 high = (keys[b] | keys[b + 1]) & HIGH_BITS != 0
                 keys[b + 3] = e - s > FAST_IDS and high
-                keys[b + 4] = line_set(cache[3], FAST_WORDS, h) << 3 | FAST_PART | \
+                keys[b + 4] = line_set(cache.fast, FAST_WORDS, h) << 3 | FAST_PART | \
                     (GENERAL_HINT if high and e - s > WIDE_IDS else 0)
                 keys[b + 5] = h
             elif e - s <= WIDE_KEY:
                 keys[b], keys[b + 1], keys[b + 2], keys[b + 3], h = line_key(
                     data, s, e, WIDE_WORDS)
                 high = (keys[b] | keys[b + 1] | keys[b + 2] | keys[b + 3]) & HIGH_BITS != 0
-                keys[b + 4] = line_set(cache[4], WIDE_WORDS, h) << 3 | WIDE_PART | \
+                keys[b + 4] = line_set(cache.wide, WIDE_WORDS, h) << 3 | WIDE_PART | \
                     (GENERAL_HINT if high else 0)
                 keys[b + 5] = h
             elif e - s <= CACHE_KEY:
@@ -320,20 +329,19 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
     ndoc = len(offsets) - 1
     replaced = np.zeros(ndoc, np.int64)
     if well_formed:
-        total = most_symbols(offsets[ndoc] - offsets[0], model[0])
+        total = most_symbols(offsets[ndoc] - offsets[0], model.substrate)
     else:
         counts = np.empty(ndoc, np.int64)
-        count_symbols(data, offsets, model[0], counts, replaced)
+        count_symbols(data, offsets, model.substrate, counts, replaced)
         total = counts.sum()
     # ids <= base symbols: the output never grows; a cache hit writes WIDE_IDS slots
     out = np.empty(total + WIDE_IDS, np.int32)
     advise_huge_pages(out)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
-    work = (np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
-            np.empty(BLOCK, np.int64),
-            np.empty(KEY_WORDS * BLOCK, np.int64), long_work(np.int64(LONG)),
-            np.empty(BLOCK, np.int64))
+    work = EncodeWork(np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),
+                      np.empty(BLOCK, np.int64), np.empty(KEY_WORDS * BLOCK, np.int64),
+                      long_work(np.int64(LONG)), np.empty(BLOCK, np.int64))
     # int64 zeros and a runtime bool (``not final`` is False below), not literals: Numba
     # compiles a callee (and its callees) once more for each literal it is called with, and a
     # variable first set to a literal is one while typing has not yet seen its other values

@@ -11,6 +11,8 @@ one bucket per order value (:func:`merge_buckets`) unless the chunk makes a merg
 buckets cannot order (a rank file's token made from later tokens); all apply the lowest-rank
 pair first, the leftmost on ties, exactly as HF's ``Word::merge_all`` and GPT-2's ``bpe()``.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -32,6 +34,13 @@ GRID = 1 << GRID_BITS  # pairs of ids below this are answered by the dense grid 
 SPECULATE_SLOTS = 1 << 17  # pair tables above 1 MB: merge_short prefetches the likely next merge
 NODE = 4  # int32 fields of a position in the long merges, side by side: one line holds them
 N_ID, N_RANK, N_NEXT, N_PREV = 0, 1, 2, 3  # its id, its pair's order value, its neighbours
+
+
+# The pair table (:func:`build_pair_table`): the open-addressing slots, the merged id of each
+# rank, the bucket count of merge_buckets, the dense grid of pairs of ids below GRID.
+PairTable = namedtuple("PairTable", "slots new_of_rank buckets grid")
+# merge_long's work arrays (:func:`long_work`): the positions' fields and the heap.
+LongWork = namedtuple("LongWork", "node heap")
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -99,7 +108,7 @@ def build_pair_table(left, right, new_id, rank=None):
         used = slots >= 0
         slots[used] = (slots[used] & ~ID_MASK) | new_of_rank[slots[used] & ID_MASK]
         new_of_rank = np.empty(0, np.int32)
-    return slots, new_of_rank, _bucket_count(slots), _grid(slots)
+    return PairTable(slots, new_of_rank, _bucket_count(slots), _grid(slots))
 
 
 def _grid(slots):
@@ -196,7 +205,7 @@ def merge_short(ids, n, pairs, keys):
     makes are prefetched before the shift: merges run one after another, each waiting for
     those lookups. With a pair table larger than :data:`SPECULATE_SLOTS` (beyond L2), those
     of the second-smallest key's merge are prefetched too, the likely next one."""
-    slots, new_of_rank, grid = pairs[0], pairs[1], pairs[3]
+    slots, new_of_rank, grid = pairs.slots, pairs.new_of_rank, pairs.grid
     speculate = len(slots) > SPECULATE_SLOTS
     best = NO_KEY
     second = NO_KEY
@@ -298,7 +307,7 @@ def _set_pair(node, n, k, pairs, heap, size):
     q = node[NODE * k + N_NEXT]
     node[NODE * k + N_RANK] = STALE
     if q < n:
-        r = _order(pairs[3], pairs[0], node[NODE * k + N_ID], node[NODE * q + N_ID])
+        r = _order(pairs.grid, pairs.slots, node[NODE * k + N_ID], node[NODE * q + N_ID])
         if r != NO_RANK:
             node[NODE * k + N_RANK] = r
             size = _heap_push(heap, size, (r << 32) | k)
@@ -316,7 +325,7 @@ def long_work(n):
     node, heap = np.empty(NODE * n, np.int32), np.empty(2 * n + 1, np.int64)
     advise_huge_pages(node)  # before their pages are first touched
     advise_huge_pages(heap)
-    return node, heap
+    return LongWork(node, heap)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -340,7 +349,7 @@ def merge_long(ids, n, pairs, node, heap):
             continue
         q = node[NODE * k + N_NEXT]
         r = node[NODE * q + N_NEXT]
-        node[NODE * k + N_ID] = merged_id(pairs[1], item >> 32)
+        node[NODE * k + N_ID] = merged_id(pairs.new_of_rank, item >> 32)
         node[NODE * q + N_RANK] = STALE
         node[NODE * k + N_NEXT] = r
         if r < n:
@@ -374,7 +383,7 @@ def _file(node, n, k, j, pairs, extra, extra_head, used):
     """Set the order value of the pair at live position ``k`` (whose right neighbour is
     ``j``) and file ``k`` under it (a later entry of the bucket); returns ``(value or -1,
     entries used)``."""
-    r = NO_RANK if j >= n else _order(pairs[3], pairs[0], node[NODE * k + N_ID],
+    r = NO_RANK if j >= n else _order(pairs.grid, pairs.slots, node[NODE * k + N_ID],
                                       node[NODE * j + N_ID])
     if r == NO_RANK:
         node[NODE * k + N_RANK] = STALE
@@ -397,7 +406,7 @@ def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
         if p < 0 or node[NODE * p + N_RANK] != v:
             break
         k = p
-    t = merged_id(pairs[1], v)
+    t = merged_id(pairs.new_of_rank, v)
     while True:  # merge along the chain
         q = node[NODE * k + N_NEXT]
         r = node[NODE * q + N_NEXT]
@@ -441,7 +450,7 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
     pairs merging made, filed in the linked ``extra`` entries and walked with a second
     pointer as far ahead, prefetching too; an entry whose position no longer holds a pair of
     that value is skipped. Work arrays of :func:`bucket_work`."""
-    slots, grid = pairs[0], pairs[3]
+    slots, grid = pairs.slots, pairs.grid
     values = len(extra_head)
     lo = values
     hi = np.int64(-1)  # int64, not literals: one signature of _merge_chain

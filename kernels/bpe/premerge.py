@@ -67,7 +67,7 @@ def premerge_table(pairs):
     it is right of one). Tokens are told apart by their first and last base token (a token
     no pair makes). Empty when no pair may be pre-merged (Tekken: its bytes are ids from
     1,000 up), so that the pass costs nothing there."""
-    slots, new_of_rank = pairs[0], pairs[1]
+    slots, new_of_rank = pairs.slots, pairs.new_of_rank
     used = slots[slots >= 0]
     value = used & ID_MASK
     key = used >> ID_BITS

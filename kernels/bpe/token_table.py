@@ -5,6 +5,8 @@ Each slot is a 64-bit word: the high half of the key's hash (a fingerprint) over
 id, all ones when free. A fingerprint match is confirmed symbol by symbol, so lookups are
 exact.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -12,6 +14,11 @@ from corpustok.kernels.bpe.merge import long_work, merge_long
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # a free slot
 LOW = np.uint64(0xFFFFFFFF)
+
+
+# The encoder's table of tokens emitted whole (tiktoken's rule): the open-addressing ``slots``
+# over the tokens' symbol strings ``tok_sym[tok_off[i]:tok_off[i + 1]]`` (empty: the rule is off).
+WholeTokens = namedtuple("WholeTokens", "slots tok_sym tok_off")
 
 
 @njit(nogil=True, cache=True, _nrt=False)
