@@ -373,10 +373,11 @@ class WordPiece:
 
     # ----------------------------------------------------------------- encoding
     def _e2e_args(self):
+        """The kernel's tables: ``(NormTable, Trie, Specials)`` (``kernels/wordpiece/walk.py``)."""
         a = self._arrays
-        return tuple(a[k] for k in ("ascii_tab", "stage1", "stage2", "exp_off", "exp_pool", "da",
-                                    "info", "pool", "params", "suffix_only", "sp_first",
-                                    "sp_off", "sp_bytes", "sp_ids"))
+        return (K.NormTable(a["ascii_tab"], a["stage1"], a["stage2"], a["exp_off"], a["exp_pool"]),
+                K.Trie(a["da"], a["info"], a["pool"], a["params"], a["suffix_only"]),
+                K.Specials(a["sp_first"], a["sp_off"], a["sp_bytes"], a["sp_ids"]))
 
     def _capacity(self, n_bytes, n_docs):
         return int(n_bytes * float(self._arrays["items_per_byte"])) + n_docs + 1
@@ -427,7 +428,8 @@ class WordPiece:
         batch = utf8_batch(words)
         a = self._arrays
         empty = np.zeros(1, np.int32)
-        tables = (a["sym_ascii"], a["sym1"], a["sym2"], empty, empty, *self._e2e_args()[5:])
+        tables = (K.NormTable(a["sym_ascii"], a["sym1"], a["sym2"], empty, empty),
+                  *self._e2e_args()[1:])
         ids, offsets, _ = self._run(batch, tables)
         return list_array(offsets, ids, batch.valid)
 

@@ -27,6 +27,8 @@ the same kernel run with the identity table (every code point -> its symbol, no 
 each document is one word. The kernels are linear in their input and never raise on text;
 invalid UTF-8 decodes to U+FFFD as CPython does.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -44,11 +46,17 @@ FAIL, POP_OFF, POP_LEN, TOKEN = range(4)
 ST_NODE, ST_WORD_LEN, ST_DEAD, ST_WORD_START = range(4)
 STATE_SIZE = 4
 
+# What e2e_run reads, in three named tuples (fields as in the module docstring): the
+# code point -> value table, the trie with its failure links and pops, the special tokens
+# matched in raw text (``off`` of length 1: none).
+NormTable = namedtuple("NormTable", "ascii_tab stage1 stage2 exp_off exp_pool")
+Trie = namedtuple("Trie", "da info pool params suffix_only")
+Specials = namedtuple("Specials", "first off bytes ids")
+
 
 @njit(nogil=True, cache=True)
-def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_pool, da, info,
-            pool, params, suffix_only, sp_first, sp_off, sp_bytes, sp_ids, out, n_out,
-            out_offsets, replaced, state):
+def e2e_run(data, offsets, stop, close, norm, trie, specials, out, n_out, out_offsets, replaced,
+            state):
     """E2E WordPiece over documents ``data[offsets[d]:offsets[d+1]]`` (UTF-8, raw text).
 
     Document ``d``'s ids go to ``out[out_offsets[d]:out_offsets[d+1]]`` (writing starts at
@@ -61,12 +69,16 @@ def e2e_run(data, offsets, stop, close, ascii_tab, stage1, stage2, exp_off, exp_
     open there stays open in ``state`` (its provisional ids are ``out[word_start:n_out]``) and
     ``i`` says where reading stopped. The batch call passes ``stop = offsets[-1]``, ``close = 1``.
 
-    Special tokens (``sp_*``; none = off) are matched leftmost-longest on the raw bytes before
+    ``norm``, ``trie`` and ``specials`` are a :data:`NormTable`, a :data:`Trie` and a
+    :data:`Specials`. Special tokens (none = off) are matched leftmost-longest on the raw bytes before
     normalization, as HF matches added tokens. Everything is inline (no calls that pass arrays
     in the loop, which would cost reference counting per word). Time: O(bytes) (times the
     special-token set where one may start): a symbol either deepens the trie walk or follows a
     failure link that emits at least one token. No allocation.
     """
+    ascii_tab, stage1, stage2, exp_off, exp_pool = norm
+    da, info, pool, params, suffix_only = trie
+    sp_first, sp_off, sp_bytes, sp_ids = specials
     suffix_root = params[0]
     unk = params[1]
     max_chars = params[2]
