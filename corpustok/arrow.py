@@ -202,3 +202,13 @@ def id_lists(lists, dtype=np.int64):
     ids = id_array(lists.values.to_numpy(zero_copy_only=False), dtype)[offsets[0]:offsets[-1]]
     valid = lists.is_valid().to_numpy(zero_copy_only=False) if lists.null_count else None
     return ids, offsets - offsets[0], valid
+
+
+def read_only(a):
+    """``a`` as a read-only array (a view when it is writable): the kernels then have one
+    signature whether the array came from Arrow (read-only) or from Python (writable); each
+    extra signature costs seconds of compilation on a cold cache."""
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a

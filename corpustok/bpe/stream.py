@@ -3,19 +3,9 @@ and a decoder fed ids that gives text as soon as it is complete (see
 :meth:`BytePairTokenizer.stream` and :meth:`BytePairTokenizer.decode_stream`)."""
 import numpy as np
 
-from corpustok.arrow import utf8_batch
+from corpustok.arrow import read_only, utf8_batch
 from corpustok.kernels.bpe.decode import expand_ids
 from corpustok.substrate import StreamDecoder
-
-
-def read_only(a):
-    """``a`` as a read-only array (a view when it is writable): the kernels then have one
-    signature whether the array came from Arrow (read-only) or from Python (writable); each
-    extra signature costs seconds of compilation on a cold cache."""
-    if a.flags.writeable:
-        a = a.view()
-        a.setflags(write=False)
-    return a
 
 
 class BpeStreamEncoder:

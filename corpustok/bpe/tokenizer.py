@@ -17,10 +17,10 @@ import numpy as np
 import pyarrow as pa
 
 from corpustok.tokenizer import FILE_FORMAT
-from corpustok.arrow import (id_lists, is_well_formed, list_array, string_array,
-                              utf8_batch)
+from corpustok.arrow import (id_lists, is_well_formed, list_array, read_only, string_array,
+                             utf8_batch)
 from corpustok.bpe.stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
-                                  WholeTextEncoder, read_only)
+                                  WholeTextEncoder)
 from corpustok.bpe.caches import ChunkCaches
 from corpustok.kernels.bpe.decode import expand_ids, stitch_text
 from corpustok.kernels.bpe.encode import BpeModel, encode_docs

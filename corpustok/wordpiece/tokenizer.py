@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 
 from corpustok.tokenizer import FILE_FORMAT
-from corpustok.arrow import id_lists, list_array, replace_surrogates, string_array, utf8_batch
-from corpustok.bpe.stream import read_only
+from corpustok.arrow import (id_lists, list_array, read_only, replace_surrogates, string_array,
+                             utf8_batch)
 from corpustok.kernels.wordpiece import walk as K
 from corpustok.kernels.wordpiece.build import (build_trie, e2e_table, in_ranges, symbol_table,
                                                two_level)
