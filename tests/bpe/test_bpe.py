@@ -24,11 +24,10 @@ from corpustok.kernels.memory.prefetch import prefetch
 from corpustok.reference import merge_ids as ref_merge
 from corpustok.parallel import MIN_PART_BYTES, Schedule
 
-from tests.conftest import (SHARED_DATA, TEST_DATA, corpus_lines, emoji_texts, hf_bpe_train,
-                      read_xz_text, reference_pattern, shared_corpus_files,
-                      tiktoken_encoding_spec)
+from tests.conftest import (corpus_lines, emoji_texts, GPT2, hf_bpe_train, read_xz_text,
+                            reference_pattern, shared_corpus_files, SHARED_DATA, TEST_DATA,
+                            tiktoken_encoding_spec)
 
-GPT2 = TEST_DATA / "gpt2"
 SAMPLE = (TEST_DATA / "bpe_sample.txt").read_bytes().decode("utf-8")
 SUBSTRATES = ("utf8", "utf16", "ube")
 SPECIALS = ("<|endoftext|>", "<pad>", "<pad><pad>")

@@ -16,8 +16,8 @@ from corpustok import packed
 from corpustok.data import PackedSequences
 from corpustok.pipeline.jobs.tokenize import tokenize
 from corpustok.pipeline.output.export import export
+from tests.conftest import TEST_DATA as DATA
 
-DATA = Path(__file__).parents[1] / "data"
 EOS = 50256
 
 

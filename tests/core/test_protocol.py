@@ -1,14 +1,13 @@
 """Both tokenizer classes satisfy the Tokenizer protocol the pipeline is written against."""
 import inspect
-from pathlib import Path
 
 import pytest
 
 import corpustok
 from corpustok.arrow import utf8_batch
 from corpustok.tokenizer import Tokenizer, TokenStream
+from tests.conftest import TEST_DATA as DATA
 
-DATA = Path(__file__).parents[1] / "data"
 
 
 def _tokenizers():

@@ -15,7 +15,7 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import TEST_DATA, hf_bpe_train
+from tests.conftest import GPT2, hf_bpe_train, TEST_DATA
 from corpustok import reference as R
 from corpustok import substrate as ube
 from corpustok.bpe.train import count_chunks, train_from_counts
@@ -26,7 +26,6 @@ from tests.pretokenize.test_pretokenize import EDGE
 from tests.wordpiece.test_wordpiece import CONFIGS, EDGE_CASES, HF_JSON, MIXED, hf, vocab_dict
 
 PAT = regex.compile(GPT2_PATTERN)
-GPT2 = TEST_DATA / "gpt2"
 SCALARS = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 ASSIGNED = [c for c in SCALARS if unicodedata.category(c) != "Cn"]
 STABLE = [c for c in ASSIGNED if unicodedata.ucd_3_2_0.category(c) == unicodedata.category(c)]

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
-from tests.conftest import TEST_DATA, gpt2_byte_chars, hf_pattern, reference_pattern
+from tests.conftest import (GPT2_4K_RANKS as RANKS, gpt2_byte_chars, hf_pattern,
+                            reference_pattern, TEST_DATA)
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.formats.hf_export import hf_document, save_hf
 from corpustok.kernels.bpe.token_table import unmergeable
 from tests.pretokenize.test_pretokenize import assigned_texts as texts
 
-RANKS = TEST_DATA / "gpt2_4k.tiktoken"
 SPECIALS = ["<|endoftext|>", "<pad>"]
 GPT2_SPLIT = reference_pattern("gpt2")  # tiktoken's r50k_base pattern
 BYTE_CHARS = gpt2_byte_chars()

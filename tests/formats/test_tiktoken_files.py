@@ -20,16 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpustok
-from tests.conftest import (MODERN_VOCABS, NAMED_AS, SHARED_DATA, TEST_DATA, hf_pattern,
-                      hf_tokenizer_from_ranks, read_ranks, read_xz_text, reference_pattern,
-                      shared_corpus_files, vendor_tokenizer)
+from tests.conftest import (GPT2_4K_RANKS as RANKS, hf_pattern, hf_tokenizer_from_ranks,
+                            MODERN_VOCABS, NAMED_AS, read_ranks, read_xz_text, reference_pattern,
+                            shared_corpus_files, SHARED_DATA, TEST_DATA, vendor_tokenizer)
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.kernels.bpe.merge import BUCKET_MIN, bucket_work, merge_buckets
 from corpustok.pretokenize.patterns import PATTERNS  # the names only: the patterns are the vendors'
 from corpustok.pretokenize.pattern import PROPERTY_BITS, unicode_props
 from tests.pretokenize.test_pretokenize import assigned_texts as texts
 
-RANKS = TEST_DATA / "gpt2_4k.tiktoken"
 
 
 def oracle(path, pattern, specials=None):

@@ -10,18 +10,15 @@ import json
 import subprocess
 import sys
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import corpustok
 from corpustok import BytePairTokenizer, WordPiece
+from tests.conftest import BERT_VOCAB, GPT2, TEST_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 BERT_JSON = DATA / "bert-base-uncased" / "tokenizer.json"
-BERT_VOCAB = DATA / "bert-base-uncased" / "vocab.txt"
-GPT2 = DATA / "gpt2"
 SMALL = 4000  # ids of the small GPT-2 derived vocabulary: 256 bytes + 3744 merges
 
 

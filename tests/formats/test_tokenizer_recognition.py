@@ -15,14 +15,12 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 import corpustok
-from tests.conftest import SHARED_DATA, TEST_DATA, protobuf_varint
+from tests.conftest import BERT_VOCAB, GPT2, protobuf_varint, SHARED_DATA
 from corpustok import BytePairTokenizer, WordPiece
 from corpustok.pipeline.cli import main
 from corpustok.formats.recognize import is_merges_file, is_sentencepiece_model
 from corpustok.wordpiece.tokenizer import vocab_txt_problem
 
-GPT2 = TEST_DATA / "gpt2"
-BERT_VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
 CASED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Hello", "hello", "world", "World",
          "##s", ",", "!"]  # test_cli_usability's cased vocabulary
 PROSE = ("WordPiece notes\n\nA word the vocabulary cannot cut becomes\n[UNK]\nin BERT; see the "

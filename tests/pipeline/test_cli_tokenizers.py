@@ -9,13 +9,11 @@ import tiktoken.load
 from tokenizers import Tokenizer
 
 import corpustok
-from tests.conftest import TEST_DATA
+from tests.conftest import GPT2, GPT2_4K_RANKS as RANKS, TEST_DATA
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.pipeline.cli import main
 from corpustok.pretokenize.patterns import PATTERNS
 
-GPT2 = TEST_DATA / "gpt2"
-RANKS = TEST_DATA / "gpt2_4k.tiktoken"
 LINES = [t for t in (TEST_DATA / "bpe_sample.txt").read_text(encoding="utf-8").splitlines() if t]
 
 

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpustok.pipeline.cli import main
+from tests.conftest import TEST_DATA as DATA
 
-DATA = Path(__file__).parents[1] / "data"
 
 
 # ---- readers written from the formats' specs ---------------------------------------------

@@ -15,9 +15,7 @@ from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.jobs.tokenize import tokenize
 from corpustok.pipeline.output.layout import (DATA_DIR, ENTRIES_DIR, JOB_FILE, META_DIR,
                                               REJECTS_DIR, RUN_MANIFEST, TMP_DIR, OtherJob)
-from tests.conftest import TEST_DATA
 
-GPT2 = TEST_DATA / "gpt2"
 
 
 def _inputs(folder, n=40):

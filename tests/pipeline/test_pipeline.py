@@ -22,10 +22,9 @@ from corpustok.pipeline.output.layout import ENTRIES_DIR, REJECTS_DIR, RUN_MANIF
 from corpustok.pipeline.output.layout import shard_name
 from corpustok.pipeline.output.verify import verify_shards
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
-from tests.conftest import TEST_DATA, shard_files
+from tests.conftest import GPT2, shard_files
 
 SAMPLE = sample_path()
-GPT2 = TEST_DATA / "gpt2"
 EOS = 50256  # <|endoftext|>
 SHARD_BYTES = 20_000
 

@@ -20,10 +20,9 @@ from corpustok.pipeline.jobs.tokenize import tokenize
 from corpustok.pipeline.output.layout import (ENTRIES_DIR, JOB_FILE, LOCK_FILE, REJECTS_DIR,
                                               RUN_MANIFEST, TMP_DIR, OtherJob, OutputClaim,
                                               OutputInUse)
-from tests.conftest import TEST_DATA, shard_files
+from tests.conftest import shard_files, TEST_DATA
 
 BERT_VOCAB = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
-GPT2 = TEST_DATA / "gpt2"
 
 
 def _docs(n, prefix="doc"):

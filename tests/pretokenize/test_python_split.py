@@ -12,7 +12,7 @@ from tokenizers import pre_tokenizers as hf_pre
 from tokenizers.models import BPE
 
 import corpustok
-from tests.conftest import TEST_DATA
+from tests.conftest import GPT2, TEST_DATA
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.pretokenize.patterns import GPT2_PATTERN, resolve
 from corpustok.pretokenize.python_split import PythonSplit, SlowSplitWarning
@@ -25,7 +25,6 @@ PATTERNS = ["-+", "x*", "a|b+", r"\s+", r"\p{N}", "(?:ab)+|c*", ".", "", r"\p{L}
             r"(?<=a)b", "'s|'t| ?\\p{L}+"]
 EDGE = st.lists(st.sampled_from(list("-xab c1٣'s\u0301 \n") + ["ab", "--", "  "]),
                 max_size=20).map("".join)
-GPT2 = TEST_DATA / "gpt2"
 DIGITS_THEN_BYTES = {"type": "Sequence", "pretokenizers": [
     {"type": "Digits", "individual_digits": True},
     {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}

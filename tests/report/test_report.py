@@ -16,13 +16,13 @@ import corpustok
 from corpustok import BytePairTokenizer
 from corpustok.pipeline.jobs.demo import sample_path
 from tests.conftest import TEST_DATA
-from corpustok.pipeline.report.metrics import (Fields, count_units, gini, holdout_units, make_pair,
+from corpustok.pipeline.report.metrics import (count_units, gini, holdout_units, make_pair,
                                                read_records, read_texts, report, script_of,
                                                tokenizer_info)
 from corpustok.pipeline.report.output import write_report
+from tests.report.conftest import UNIT, gini_double_sum
 
 SAMPLE = sample_path()
-UNIT = Fields(unit="unit")
 
 
 def _bytes_tok(substrate):
@@ -57,10 +57,6 @@ def trained(sample):
 
 
 # ---- Gini ----------------------------------------------------------------------------------
-def _gini_double_sum(x):
-    n, mean = len(x), sum(x) / len(x)
-    return sum(abs(a - b) for a in x for b in x) / (2 * n * n * mean)
-
 
 def test_gini_hand_examples():
     assert gini([1.3, 1.3, 1.3, 1.3]) == pytest.approx(0.0, abs=1e-15)
@@ -78,7 +74,7 @@ def test_gini_equals_double_sum_formula():
     rng = random.Random(6)
     for n in (1, 2, 3, 10, 101):
         x = [rng.uniform(0.5, 6.0) for _ in range(n)]
-        assert gini(x) == pytest.approx(_gini_double_sum(x), rel=1e-12)
+        assert gini(x) == pytest.approx(gini_double_sum(x), rel=1e-12)
 
 
 # ---- premiums on hand-made corpora ---------------------------------------------------------

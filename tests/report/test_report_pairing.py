@@ -14,11 +14,11 @@ import pytest
 
 import corpustok
 from corpustok import BytePairTokenizer
-from tests.conftest import TEST_DATA
+from tests.conftest import GPT2, TEST_DATA
 from corpustok.pipeline.jobs.demo import sample_path
 from corpustok.pipeline.report.metrics import holdout_units, read_records
+from tests.report.conftest import gini_double_sum
 
-GPT2 = TEST_DATA / "gpt2"
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +54,6 @@ def _tokens(tok, records):
         out[r["lang"]] = out.get(r["lang"], 0) + len(tok.encode(r["text"]))
     return out
 
-
-def _gini_double_sum(x):
-    n, mean = len(x), sum(x) / len(x)
-    return sum(abs(a - b) for a in x for b in x) / (2 * n * n * mean)
 
 
 def test_cl100k_first_is_not_compared_with_ube(files, capsys):
@@ -104,7 +100,7 @@ def test_train_compares_its_own_bbpe_and_ube(files, sample):
     assert "UBE and BBPE were trained by this report on the same text" in md
     # the headline Gini change, from premiums computed here (every unit of these languages
     # is shared with English)
-    gini = {name: _gini_double_sum([t[lang] / t["eng"] for lang in t if lang != "eng"])
+    gini = {name: gini_double_sum([t[lang] / t["eng"] for lang in t if lang != "eng"])
             for name, t in (("BBPE", tb), ("UBE", tu))}
     m = re.search(r"- Gini (\S+) -> (\S+) \(([+-]\d+\.\d)%\)", md)
     assert (float(m[1]), float(m[2])) == (pytest.approx(gini["BBPE"], abs=6e-5),

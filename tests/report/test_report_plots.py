@@ -16,13 +16,13 @@ import corpustok
 from corpustok import BytePairTokenizer
 from tests.conftest import TEST_DATA
 from corpustok.pipeline.jobs.demo import sample_path
-from corpustok.pipeline.report.metrics import Fields, make_pair, read_records, report, \
+from corpustok.pipeline.report.metrics import make_pair, read_records, report, \
     tokenizer_info
 from corpustok.pipeline.report.output import build_lang_names, lang_label, lang_name, \
     write_report
+from tests.report.conftest import UNIT
 
 ISO_639_3 = "/usr/share/iso-codes/json/iso_639-3.json"
-UNIT = Fields(unit="unit")
 
 
 def test_known_language_names():

@@ -15,11 +15,11 @@ import pytest
 import corpustok
 from tests.conftest import TEST_DATA
 from corpustok.pipeline.jobs.demo import sample_path
-from corpustok.pipeline.report.metrics import Fields, read_records, report, unk_counts
+from corpustok.pipeline.report.metrics import read_records, report, unk_counts
 from corpustok.arrow import utf8_batch
+from tests.report.conftest import UNIT, gini_double_sum
 
 VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
-UNIT = Fields(unit="unit")
 REPRO = ("mya", "tha", "khm")  # Myanmar, Thai, Khmer
 
 
@@ -80,10 +80,6 @@ def _premium(expected, lang, ref="eng"):
     return _charged(expected[lang], shared) / _charged(expected[ref], shared)
 
 
-def _gini_double_sum(x):
-    n, mean = len(x), sum(x) / len(x)
-    return sum(abs(a - b) for a in x for b in x) / (2 * n * n * mean)
-
 
 def test_bert_is_not_cheaper_than_english_on_myanmar_thai_khmer(records, wp, expected):
     """The repro: BERT (bert-base-uncased) on the UDHR sample. Counting each [UNK] as one
@@ -123,7 +119,7 @@ def test_gini_over_charged_premiums_of_every_language(records, wp, expected):
     (s,) = rep.summary
     prem = {lang: _premium(expected, lang) for lang in expected if lang != "eng"}
     assert s.languages == len(prem) == 531
-    assert s.gini == pytest.approx(_gini_double_sum(list(prem.values())), rel=1e-9)
+    assert s.gini == pytest.approx(gini_double_sum(list(prem.values())), rel=1e-9)
     assert s.unk_tokens == sum(_sum(u, "unk") for u in expected.values())
     top = max(prem, key=prem.get)
     assert (s.max_premium_lang, s.max_premium) == (top, pytest.approx(prem[top]))
