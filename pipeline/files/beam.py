@@ -9,9 +9,10 @@ code around those calls are left as they are (they are bugs, not unreadable file
 import functools
 import glob
 import io
-import re
 import os
+import re
 import tempfile
+import threading
 from contextlib import contextmanager
 
 import pyarrow.parquet as pq
@@ -31,6 +32,40 @@ def _escape(prefix):
     return _GLOB_CHARS.sub(r"[\1]", prefix)
 
 
+def _share_s3_clients():
+    """Make Beam's S3 filesystem reuse one boto3 client per set of options in a process.
+    Beam builds a new boto3 session and client for every call (``S3IO(options=...)`` each
+    time): 0.3 s of CPU each, 43 of a 56 s job on 1.7 MB (measured with SeaweedFS, decision
+    0036). boto3 clients are thread-safe; each Beam ``Client`` keeps its own download state,
+    as before."""
+    try:
+        from apache_beam.io.aws.clients.s3 import boto3_client
+    except ImportError:
+        return
+    if getattr(boto3_client.Client, "_corpustok_shared", False):
+        return
+    built = boto3_client.Client.__init__
+    clients = {}
+    lock = threading.Lock()
+
+    def init(self, options):
+        key = repr(sorted(options.get_all_options(drop_default=True).items())) \
+            if hasattr(options, "get_all_options") else repr(sorted(dict(options).items()))
+        with lock:
+            client = clients.get(key)
+            if client is None:
+                built(self, options)
+                clients[key] = self.client
+                return
+        self.client = client
+        self._download_request = None
+        self._download_stream = None
+        self._download_pos = 0
+
+    boto3_client.Client.__init__ = init
+    boto3_client.Client._corpustok_shared = True
+
+
 def _fs():
     """Beam's FileSystems, with options: a process that was given none (a Dask worker started
     apart from the job, a script) gets empty ones, so that each client reads its
@@ -40,6 +75,9 @@ def _fs():
         from apache_beam.options.pipeline_options import PipelineOptions
         FileSystems.set_options(PipelineOptions([]))
     return FileSystems
+
+
+_share_s3_clients()
 
 
 def _uncompressed():
