@@ -60,7 +60,7 @@ def cluster(tmp_path_factory):
             os.killpg(p.pid, signal.SIGTERM)
     for p in procs:
         try:
-            p.wait(10)
+            p.wait(5)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
