@@ -103,6 +103,11 @@ def test_a_cluster_of_processes_writes_the_local_runs_bytes(store, uploaded, ref
     assert run.returncode == 0, err.decode()
     assert _written(store, "job/out-dask") == reference
     assert "shards" in out.decode() and "written" in out.decode()
+    from corpustok.pipeline.runtime.runners import beam_options, where_it_runs
+    options, runner = beam_options(["--runner", "dask", f"--dask_client_address={address}",
+                                    *store.beam_args])
+    said = where_it_runs(options, runner, f"{uploaded}/out-dask")
+    assert address in said and store.endpoint in said  # what the driver says it runs on
 
 
 def test_a_worker_killed_mid_run_then_a_rerun_completes(store, uploaded, reference, cluster):

@@ -60,8 +60,8 @@ def filesystem_args():
     if options is None:
         return ()
     found = options.get_all_options(drop_default=True, retain_unknown_options=True)
-    return tuple(f"--{k}={v}" for k, v in sorted(found.items())
-                 if k.startswith(_FILESYSTEM_OPTIONS) and isinstance(v, (str, bool)))
+    return tuple(f"--{k}" if v is True else f"--{k}={v}" for k, v in sorted(found.items())
+                 if k.startswith(_FILESYSTEM_OPTIONS) and (isinstance(v, str) or v is True))
 
 
 _FILESYSTEM_OPTIONS = ("s3_", "hdfs_", "azure_", "blob_")  # Beam's S3, HDFS, Azure options

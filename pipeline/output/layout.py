@@ -250,6 +250,9 @@ class _RemoteLock:
         for _ in range(5):  # a lock deleted between our looks: look again
             self.version = files.create_new(self.path, blob)
             if self.version is not None:
+                if not self._ours():  # a store that ignored the condition, and a race lost
+                    raise self._refuse(out_dir, json_object(files.read_bytes(self.path)) or {},
+                                       choose)
                 return None
             current = files.read_versioned(self.path)
             if current is None:
