@@ -121,7 +121,7 @@ def main():
                 server = proc_cpu([store.process]) - server0
                 workers = proc_cpu(procs) - cluster0 if "Dask" in name else 0.0
                 rows.setdefault(name, []).append((wall, cpu + workers, server))
-        print(f"\n| run | wall s | MB/s (wall) | CPU s (driver + cluster) | store server CPU s |")
+        print("\n| run | wall s | MB/s (wall) | CPU s (driver + cluster) | store server CPU s |")
         print("|---|---|---|---|---|")
         for name, got in rows.items():
             wall = statistics.median(g[0] for g in got)

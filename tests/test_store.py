@@ -9,7 +9,6 @@ Marked ``store`` (``.ci/run`` runs them after the readers): the server takes ~3 
 """
 import gzip
 import hashlib
-import io
 import json
 import os
 import random

@@ -12,6 +12,7 @@ import hashlib
 import io
 import os
 import re
+import sys
 import uuid
 from contextlib import contextmanager
 
@@ -54,7 +55,6 @@ def filesystem_args():
     """The Beam arguments (``--s3_endpoint_url=...``) of the filesystem options this process
     was given, for processes that get no pipeline options of their own (Dask workers: see
     :func:`ensure_options`); empty when none were given or Beam is not loaded."""
-    import sys
     fs = sys.modules.get("apache_beam.io.filesystems")
     options = fs.FileSystems._pipeline_options if fs else None
     if options is None:

@@ -19,7 +19,6 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from corpustok.pipeline.files import NoConditionalWrites
 from corpustok.pipeline.files.compression import open_binary
 from corpustok.pipeline.files.local import PARQUET_BUFFER, glob_parts_match
 
@@ -286,8 +285,8 @@ def _s3(path):
     """``(client, bucket, key)`` of an ``s3://`` path; the client is built as Beam's S3
     filesystem builds its own (the same options: endpoint, credentials, region; else boto3's
     environment), once per set of options."""
-    if not path.startswith("s3://"):
-        raise NoConditionalWrites(f"{path}: conditional writes are used on s3:// only")
+    if not path.startswith("s3://"):  # files._conditional sends s3:// paths only
+        raise ValueError(f"{path}: not an s3:// path")
     bucket, _, key = path[len("s3://"):].partition("/")
     options = _fs()._pipeline_options
     if _CLIENT[0] is not options:
@@ -305,8 +304,8 @@ def _precondition_failed(e):
 
 def create_new(path, data: bytes):
     """Create object ``path`` holding ``data`` only if no object has that name
-    (``If-None-Match: *``): its ETag, or None when one exists. NoConditionalWrites where the
-    store ignores the condition is not detectable here: ``probe_conditional`` checks it."""
+    (``If-None-Match: *``): its ETag, or None when one exists. A store that ignores the
+    condition cannot be told from here (the lock reads its object back after it)."""
     client, bucket, key = _s3(path)
     try:
         with remote_call(path):

@@ -149,9 +149,10 @@ def _walk_glob(pattern):
 
 
 def glob_parts_match(pats, parts):
-    """The one glob rule of local and remote paths (``beam.BeamFiles.match`` filters its
-    listing with it too). Whether path components ``parts`` match glob components ``pats`` (``**``: any number
-    of folders; a name starting with a dot only matches a component that does too)."""
+    """Whether path components ``parts`` match glob components ``pats`` (``**``: any number
+    of folders; a name starting with a dot only matches a component that does too): the one
+    glob rule of local and remote paths (``beam.BeamFiles.match`` filters its listing with
+    it)."""
     if not pats:
         return not parts
     if pats[0] == "**":

@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import socket
+import sys
 import time
 import uuid
 
@@ -266,7 +267,6 @@ class _RemoteLock:
         raise self._refuse(out_dir, json_object(files.read_bytes(self.path)) or {}, choose)
 
     def _take_advisory(self, out_dir, blob, choose):
-        import sys
         print(f"corpustok: warning: {files.shown(out_dir)} is on a store without conditional "
               "writes: the folder's lock is advisory, and two runs started at the same moment "
               "could both write it; start one run at a time", file=sys.stderr, flush=True)
