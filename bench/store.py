@@ -80,6 +80,7 @@ def main():
           f"{src.stat().st_size / 1e6:.1f} MB of Parquet; --shard-mb 2, --workers 1 "
           f"(local, store), 2 Dask workers of 1 thread")
     store = start_store(work / "store")
+    procs = []
     try:
         store.upload(work / "in", "bench/in")
         store.put("bench/tok/gpt2.json", tok.read_bytes())
@@ -90,7 +91,6 @@ def main():
         port, = free_ports(1)
         address = f"tcp://127.0.0.1:{port}"
         dask = Path(sys.executable).parent / "dask"
-        procs = []
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         for name, args in [("scheduler", ["scheduler", "--host", "127.0.0.1", "--port",
                                           str(port), "--no-dashboard"])] + \
@@ -128,9 +128,16 @@ def main():
             cpu = statistics.median(g[1] for g in got)
             server = statistics.median(g[2] for g in got)
             print(f"| {name} | {wall:.1f} | {text_mb / wall:.2f} | {cpu:.1f} | {server:.1f} |")
-        for p in procs:
-            os.killpg(p.pid, signal.SIGTERM)
     finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:  # a worker still looking for its scheduler
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
         stop_store(store)
 
 
