@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from store import free_ports, start_store, stop_store  # noqa: E402  the tests' SeaweedFS
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.store import free_ports, start_store, stop_store  # noqa: E402  the tests' SeaweedFS
 
 from _common import REPO, banner  # noqa: E402
 

@@ -25,12 +25,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from store import start_store, stop_store
+from tests.conftest import TEST_DATA
+from tests.store import start_store, stop_store
 
 pytestmark = pytest.mark.store
-
-REPO = Path(__file__).resolve().parent.parent
-TEST_DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from store import free_ports
-from test_store import REPO, _cli, _written, corpus, store, uploaded  # noqa: F401 fixtures
+from tests.store import free_ports
+from tests.pipeline.test_store import REPO, _cli, _written, corpus, store, uploaded  # noqa: F401 fixtures
 
 pytestmark = pytest.mark.store
 DASK = Path(sys.executable).parent / "dask"
