@@ -2,8 +2,8 @@
 through Beam's S3 filesystem: inputs of every kind and a ``**`` glob, the tokenizer file and the
 output folder all ``s3://``; the output equals a local run's; a run killed at a seeded moment
 and resumed is byte-identical to an uninterrupted one; ``--append``/``--overwrite``; the folder
-lock as a conditional create; exports read the bucket (``PackedSequences`` does not yet:
-it opens local folders only).
+lock as a conditional create; exports and ``PackedSequences`` (through pyarrow's S3
+filesystem) read the bucket.
 
 Marked ``store`` (``.ci/run`` runs them after the readers): the server takes ~3 s to start.
 """
@@ -261,3 +261,37 @@ def test_the_conditional_create_has_one_winner(store):
     assert files.replace_if(path, b"x", '"not-the-version"') is None
     assert not files.remove_if(path, '"not-the-version"')
     assert files.remove_if(path, version) and files.read_versioned(path) is None
+
+
+def test_packed_sequences_read_a_folder_in_the_bucket(store, corpus, tmp_path):
+    """The same folder, uploaded byte for byte, read through pyarrow's S3 filesystem: the same
+    fingerprint and windows as on the local disk, in a copy made for a DataLoader worker too;
+    a shard replaced in the bucket is refused by its sha256 when the stream reaches it."""
+    import pickle
+
+    import pyarrow.fs as pafs
+
+    from corpustok.packed import PackedSequences
+    from tests.store import ACCESS_KEY, REGION, SECRET_KEY
+    local_out = str(tmp_path / "local")
+    assert _tokenize([str(corpus / "in")], local_out, str(corpus / "gpt2.json")).ok
+    store.upload(Path(local_out), "job/packed")
+    fs = pafs.S3FileSystem(endpoint_override=store.endpoint, access_key=ACCESS_KEY,
+                           secret_key=SECRET_KEY, scheme="http", region=REGION)
+    local = PackedSequences(local_out, seq_len=64, seed=3, batch_size=4)
+    remote = PackedSequences(f"{store.root}/job/packed", seq_len=64, seed=3, batch_size=4,
+                             filesystem=fs)
+    assert remote.fingerprint == local.fingerprint and len(remote) == len(local) > 10
+    want = [(t.tobytes(), [s.tobytes() for s in st]) for t, st in local]
+    assert [(t.tobytes(), [s.tobytes() for s in st]) for t, st in remote] == want
+    copy = pickle.loads(pickle.dumps(remote))  # what a spawned DataLoader worker gets
+    assert [t.tobytes() for t, _ in copy] == [t for t, _ in want]
+
+    manifest = json.loads((Path(local_out) / ".corpustok" / "manifest.json").read_text())
+    first = manifest["shards"][0]["file"]
+    blob = bytearray((Path(local_out) / first).read_bytes())
+    blob[len(blob) // 2] ^= 1  # same size, other bytes
+    store.put(f"job/packed/{first}", bytes(blob))
+    damaged = PackedSequences(f"{store.root}/job/packed", seq_len=64, filesystem=fs)
+    with pytest.raises(ValueError, match="damaged or replaced"):
+        list(damaged)
