@@ -24,7 +24,7 @@ import numpy as np
 
 from corpustok.kernels.bpe_cache import chunk_cache
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_WORDS,
-                                                 DUMMY_PREFIX, ESCAPE, HAS_UNUSED, ID_BITS,
+                                                 DUMMY_PREFIX, ESCAPE, GRID, HAS_UNUSED, ID_BITS,
                                                  N_PIECES, RESEGMENT, SETTINGS, UNK, UNKNOWN,
                                                  SpBpeModel, encode_normalized, fill_pairs,
                                                  normalize_batch)
@@ -77,6 +77,30 @@ def _user_trie(user):
     return np.array(nodes, np.int32).ravel(), first
 
 
+def _grid(sym, rank, merge_ids, left, right, merged, n_sym):
+    """``(grid_of int16, grid int32)``: the dense grid of :data:`GRID` symbols, the ASCII
+    characters and U+2581 first (a new word's first lookups), then the best-ranked
+    mergeable pieces, and the merged id of every pair of them."""
+    chosen = [sym[c] for c in map(chr, range(128)) if c in sym]
+    if SPACE in sym:
+        chosen.append(sym[SPACE])
+    seen = set(chosen)
+    for i in merge_ids[np.argsort(rank[merge_ids], kind="stable")].tolist():
+        if len(chosen) >= GRID:
+            break
+        if i not in seen:
+            seen.add(i)
+            chosen.append(i)
+    grid_of = np.full(n_sym, -1, np.int16)
+    grid_of[chosen] = np.arange(len(chosen), dtype=np.int16)
+    grid = np.full(GRID * GRID, -1, np.int32)
+    left, right, merged = (np.asarray(a, np.int64) for a in (left, right, merged))
+    ga, gb = grid_of[left], grid_of[right]
+    both = (ga >= 0) & (gb >= 0)
+    grid[ga[both].astype(np.int64) * GRID + gb[both]] = merged[both]
+    return grid_of, grid
+
+
 def build_tables(model):
     """``(SpBpeModel, kernel_normalizes)`` of a BPE :class:`SentencePieceModel`."""
     pieces, types = model.pieces, model.types
@@ -107,22 +131,24 @@ def build_tables(model):
     sym_len = np.array([len(p.encode()) for p in pieces] + [len(c.encode()) for c in extra],
                        np.int32)
     rank = _score_ranks(model.scores, mergeable)
-    left, right, value = [], [], []
+    left, right, merged = [], [], []
     for i in merge_ids.tolist():
         p = pieces[i]
-        v = int(rank[i]) << ID_BITS | i
         for k in range(1, len(p)):
             a, b = sym.get(p[:k]), sym.get(p[k:])
             if a is not None and b is not None:
                 left.append(a)
                 right.append(b)
-                value.append(v)
+                merged.append(i)
     slots = 16
     while slots < 2 * len(left):
         slots *= 2
-    pairs = np.full(2 * slots, -1, np.int64)
+    pairs = np.full(slots, -1, np.int64)
     fill_pairs(pairs, np.array(left, np.int32), np.array(right, np.int32),
-               np.array(value, np.int64))
+               np.array(merged, np.int32))
+    rank_of = np.full(n_sym, -1, np.int32)
+    rank_of[:n] = rank
+    grid_of, grid = _grid(sym, rank, merge_ids, left, right, merged, n_sym)
     unk = int(np.flatnonzero(types == UNKNOWN_TYPE)[0])
     byte_ids = np.array([sym.get(f"<0x{b:02X}>", unk) for b in range(256)], np.int32)
     user = [(pieces[i].encode(), i) for i in np.flatnonzero(types == USER_DEFINED)]
@@ -139,7 +165,7 @@ def build_tables(model):
     settings[CUT_WORDS] = cut
     settings[HAS_UNUSED] = unused
     settings[N_PIECES] = n
-    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, out_id=out_id, sym_len=sym_len,
+    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, rank_of=rank_of, grid_of=grid_of, grid=grid, out_id=out_id, sym_len=sym_len,
                         byte_ids=byte_ids, user_trie=trie, user_first=first,
                         settings=settings)
     kernel_normalizes = model.charsmap_trie is None and not (

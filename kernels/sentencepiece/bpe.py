@@ -44,7 +44,10 @@ from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KE
 
 SpBpeModel = namedtuple("SpBpeModel", [
     "char_sym",   # int32 [0x110000]: symbol id of each one-character string, -1 for none
-    "pairs",      # int64 [2 * slots]: key (left << 21 | right), -1 empty; then rank << 21 | merged
+    "pairs",      # int64 [slots]: (left << 21 | right) << 21 | merged, -1 empty
+    "rank_of",    # int32 [symbols]: a mergeable piece's score rank (0 the best), else -1
+    "grid_of",    # int16 [symbols]: a symbol's row and column in the grid, -1 for none
+    "grid",       # int32 [GRID * GRID]: merged id of a pair of grid symbols, -1 for none
     "out_id",     # int32 [symbols]: the id a final symbol emits; UNKNOWN or RESEGMENT
     "sym_len",    # int32 [symbols]: the byte length of each symbol's string
     "byte_ids",   # int32 [256]: the ids of <0x00> .. <0xFF> (byte fallback), else unk
@@ -65,6 +68,7 @@ SIZE_MASK = np.int64((1 << SIZE_BITS) - 1)
 RIGHT_SHIFT = ID_BITS + SIZE_BITS  # a heap value: right << 34 | size << 21 | merged
 MAX_RESEGMENT_DEPTH = 100  # bpe_model.cc kMaxBpeResegmentDepth
 WORK = 256  # bytes of a word merged in the preallocated work arrays (longer: allocated)
+GRID = 512  # symbols whose pairs are answered by a dense grid (ASCII, U+2581, the best merges)
 PAIR_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 (Fibonacci hashing)
 SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
 
@@ -77,17 +81,17 @@ def _pair_home(key, mask):
 
 
 @njit(nogil=True, cache=True)
-def fill_pairs(pairs, left, right, value):
-    """Insert pair ``k``: ``(left[k], right[k]) -> value[k]`` into the empty table ``pairs``
-    (``2 * slots`` int64, all -1; slots a power of two >= 2 * pairs). O(pairs) expected."""
-    mask = len(pairs) // 2 - 1
+def fill_pairs(pairs, left, right, merged):
+    """Insert pair ``k``: ``(left[k], right[k]) -> merged[k]`` into the empty table ``pairs``
+    (int64 slots, all -1, a power of two >= 2 * pairs; a slot packs the key and the merged
+    id in 63 bits, eight slots a cache line). O(pairs) expected."""
+    mask = len(pairs) - 1
     for k in range(len(left)):
         key = np.int64(left[k]) << ID_BITS | np.int64(right[k])
         s = _pair_home(key, mask)
-        while pairs[2 * s] >= 0 and pairs[2 * s] != key:
+        while pairs[s] >= 0 and pairs[s] >> ID_BITS != key:
             s = (s + 1) & mask
-        pairs[2 * s] = key
-        pairs[2 * s + 1] = value[k]
+        pairs[s] = key << ID_BITS | np.int64(merged[k])
 
 
 # --- UTF-8 ---------------------------------------------------------------------------------
@@ -103,7 +107,7 @@ def _one_char_len(lead):
     return 4
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _valid_char(data, at, end):
     """``(length, code point)`` of the valid UTF-8 character at ``data[at]`` (before
     ``end``), or ``(0, -1)`` (sentencepiece's ``DecodeUTF8``: overlong forms, surrogates,
@@ -232,18 +236,28 @@ def merge_work(size):
 _merge_work = njit(nogil=True, cache=True)(merge_work)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _pair_value(pairs, a, b):
-    """``rank << 21 | merged id`` of the symbol pair ``(a, b)``, or -1. O(1) expected."""
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _pair_value(model, a, b):
+    """``rank << 21 | merged id`` of the symbol pair ``(a, b)``, or -1: one load in the
+    grid when both are grid symbols (most pairs of ASCII text: the pair table, megabytes,
+    would cost a cache miss each), else a probe of the pair table. O(1) expected."""
+    ga, gb = model.grid_of[a], model.grid_of[b]
+    if ga >= 0 and gb >= 0:
+        merged = np.int64(model.grid[np.int64(ga) * GRID + np.int64(gb)])
+        if merged < 0:
+            return np.int64(-1)
+        return np.int64(model.rank_of[merged]) << ID_BITS | merged
+    pairs = model.pairs
     key = np.int64(a) << ID_BITS | np.int64(b)
-    mask = len(pairs) // 2 - 1
+    mask = len(pairs) - 1
     s = _pair_home(key, mask)
     while True:
-        k = pairs[2 * s]
-        if k == key:
-            return pairs[2 * s + 1]
-        if k < 0:
+        v = pairs[s]
+        if v < 0:
             return np.int64(-1)
+        if v >> ID_BITS == key:
+            merged = v & ID_MASK
+            return np.int64(model.rank_of[merged]) << ID_BITS | merged
         s = (s + 1) & mask
 
 
@@ -317,7 +331,7 @@ def _push(model, work, rev, left, right, hn):
     a, b = sym[left], sym[right]
     if a < 0 or b < 0:
         return hn
-    v = _pair_value(model.pairs, a, b)
+    v = _pair_value(model, a, b)
     if v < 0:
         return hn
     merged = v & ID_MASK
@@ -392,12 +406,12 @@ def _emit(model, work, rev, text, s, p, n, out, j, j0):
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def merge_word(model, work, rev, text, s, e, out, j):
-    """Ids of the normalized word ``text[s:e]`` (or whole text) at ``out[j:]`` (room for
-    ``e - s`` ids); ``work`` (:func:`merge_work`) sized for ``e - s`` bytes. Returns the
-    count. O(n log n) for n characters."""
-    sym, pos, length, nxt, prv, frozen, hkey, hval = work[0], work[1], work[2], work[3], \
-        work[4], work[5], work[6], work[7]
+def _initial_symbols(model, work, text, s, e):
+    """Cut ``text[s:e]`` into its first symbols (``work``'s ``sym``, ``pos``, ``length``,
+    ``frozen``, ``prv``, ``nxt``): the longest user-defined piece at a position (frozen), else
+    one character (a valid one's symbol id, -1 when it is no symbol; an invalid byte, -1).
+    Returns their count."""
+    sym, pos, length, nxt, prv, frozen = work[0], work[1], work[2], work[3], work[4], work[5]
     trie, user_first = model.user_trie, model.user_first
     n = 0
     at = s
@@ -423,6 +437,84 @@ def merge_word(model, work, rev, text, s, e, out, j):
         nxt[n] = n + 1
         n += 1
         at += size
+    return n
+
+
+NO_KEY = np.int64(1) << 60  # merge_short's key of a pair that does not merge
+SOME_KEY = np.int64(1) << 59  # below NO_KEY less any number of shifts, above every pair's key
+SHORT = 48  # symbols up to which a word is merged by rescanning (merge_short)
+SHORT_BITS = 6  # a short key: rank << 6 | position (positions below 64)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _short_key(model, sym, frozen, merged, i):
+    """The key of the pair at position ``i`` (``rank << 6 | i``, its merged id into
+    ``merged[i]``), or :data:`NO_KEY`."""
+    if frozen[i] or frozen[i + 1] or sym[i] < 0 or sym[i + 1] < 0:
+        return NO_KEY
+    v = _pair_value(model, sym[i], sym[i + 1])
+    if v < 0:
+        return NO_KEY
+    merged[i] = v & ID_MASK
+    return (v >> ID_BITS) << SHORT_BITS | np.int64(i)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_short(model, work, rev, text, s, n, out, j):
+    """Merge the ``n`` (at most :data:`SHORT`) first symbols of a word beginning at
+    ``text[s]`` by rescanning: the pair of the smallest key (the lowest rank, then the
+    leftmost) merges, the symbols after it shift down one place (their keys less one) and
+    the two pairs it makes are looked up; the heap's order exactly (a model with UNUSED
+    pieces takes the heap, whose push order their splitting back follows). Returns the id
+    count at ``out[j:]``. O(n^2), fastest for the short words that are nearly all of a
+    text's new words."""
+    sym, length, frozen, keys, merged = work[0], work[2], work[5], work[6], work[7]
+    for i in range(n - 1):
+        keys[i] = _short_key(model, sym, frozen, merged, i)
+    while n > 1:
+        best = NO_KEY
+        for i in range(n - 1):
+            best = min(best, keys[i])
+        if best >= SOME_KEY:
+            break
+        at = best & ((1 << SHORT_BITS) - 1)
+        sym[at] = merged[at]
+        length[at] += length[at + 1]
+        for i in range(at + 1, n - 1):
+            sym[i] = sym[i + 1]
+            length[i] = length[i + 1]
+            frozen[i] = frozen[i + 1]
+            keys[i] = keys[i + 1] - 1
+            merged[i] = merged[i + 1]
+        n -= 1
+        if at > 0:
+            keys[at - 1] = _short_key(model, sym, frozen, merged, at - 1)
+        if at + 1 < n:
+            keys[at] = _short_key(model, sym, frozen, merged, at)
+    k = j
+    p = s
+    out_id = model.out_id
+    for i in range(n):
+        o = out_id[sym[i]] if sym[i] >= 0 else UNKNOWN
+        if o >= 0:  # nearly always: no call
+            out[k] = o
+            k += 1
+        else:
+            k += _emit(model, work, rev, text, sym[i], p, length[i], out, k, j)
+        p += length[i]
+    return k - j
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_word(model, work, rev, text, s, e, out, j):
+    """Ids of the normalized word ``text[s:e]`` (or whole text) at ``out[j:]`` (room for
+    ``e - s`` ids); ``work`` (:func:`merge_work`) sized for ``e - s`` bytes. Returns the
+    count. O(n log n) for n characters (:func:`merge_short` below :data:`SHORT`)."""
+    sym, pos, length, nxt, prv, frozen, hkey, hval = work[0], work[1], work[2], work[3], \
+        work[4], work[5], work[6], work[7]
+    n = _initial_symbols(model, work, text, s, e)
+    if n <= SHORT and not model.settings[HAS_UNUSED]:
+        return merge_short(model, work, rev, text, s, n, out, j)
     if n == 0:
         return 0
     nxt[n - 1] = -1
