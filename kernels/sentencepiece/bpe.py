@@ -40,7 +40,9 @@ from numba import njit
 from corpustok.kernels.bpe_cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
                                          IN_GENERAL, IN_WIDE, WIDE_IDS, WIDE_KEY, WIDE_WORDS,
                                          cache_find, cache_get, general_hash, general_put,
-                                         line_get, line_key, line_put, line_set, wide_key)
+                                         general_prefetch, line_get, line_key, line_put,
+                                         line_set, wide_key)
+from corpustok.kernels.prefetch import prefetch
 
 SpBpeModel = namedtuple("SpBpeModel", [
     "char_sym",   # int32 [0x110000]: symbol id of each one-character string, -1 for none
@@ -584,45 +586,138 @@ def _keep(cache, text, s, e, h, k1, k2, k3, k4, out, j, n):
     general_put(cache, text, s, e, h, out, j, n)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _cached(cache, text, s, e, out, j):
-    """``(count, h, k1, k2, k3, k4)``: the id count of word ``text[s:e]`` from the cache
-    (its ids at ``out[j:]``), -1 on a miss; the word's hash and inline key for :func:`_keep`.
-    The parts as in :mod:`corpustok.kernels.bpe_encode`: a fast entry (up to FAST_KEY bytes)
-    may send the word to its wide set, a wide one (up to WIDE_KEY) to the general part (up to
-    CACHE_KEY bytes)."""
-    size = e - s
-    zero = np.int64(0)
-    if size <= FAST_KEY:
-        k1, k2, _, _, h = line_key(text, s, e, FAST_WORDS)
-        n = line_get(cache[3], line_set(cache[3], FAST_WORDS, h), FAST_WORDS, k1, k2, zero,
-                     zero, out, j)
-        if n != IN_WIDE:
-            return n, h, k1, k2, zero, zero
-        w1, w2, w3, w4 = wide_key(k1, k2)
-        n = line_get(cache[4], line_set(cache[4], WIDE_WORDS, h), WIDE_WORDS, w1, w2, w3, w4,
-                     out, j)
-        if n == IN_GENERAL:
-            slot = cache_find(cache, text, s, e, h)
-            n = cache_get(cache, slot, out, j) if slot >= 0 else -1
-        return n, h, k1, k2, zero, zero
-    if size <= WIDE_KEY:
-        k1, k2, k3, k4, h = line_key(text, s, e, WIDE_WORDS)
-        n = line_get(cache[4], line_set(cache[4], WIDE_WORDS, h), WIDE_WORDS, k1, k2, k3, k4,
-                     out, j)
-        if n == IN_GENERAL:
-            slot = cache_find(cache, text, s, e, h)
-            n = cache_get(cache, slot, out, j) if slot >= 0 else -1
-        return n, h, k1, k2, k3, k4
-    h = general_hash(text, s, e)
-    slot = cache_find(cache, text, s, e, h)
-    n = cache_get(cache, slot, out, j) if slot >= 0 else -1
-    return n, h, zero, zero, zero, zero
+FAST_PART, WIDE_PART, GENERAL_PART, NO_PART = 1, 2, 3, 0  # where a word's ids may be cached
+BLOCK = 64  # words cut, keyed and prefetched together
+AHEAD = 16  # words between the prefetch of a word's cache set and its lookup
+KEY_WORDS = 6  # a word's key in a block: k1 .. k4, its hash, its part
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _is_space(text, i):
-    return text[i] == SPACE0 and text[i + 1] == SPACE1 and text[i + 2] == SPACE2
+def _word_key(text, s, e, keys, b):
+    """Write word ``text[s:e]``'s cache key at ``keys[b:b + KEY_WORDS]``: its fast or wide
+    inline key, its hash, its part."""
+    size = e - s
+    if size <= FAST_KEY:
+        k1, k2, _, _, h = line_key(text, s, e, FAST_WORDS)
+        keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, 0, 0
+        keys[b + 5] = FAST_PART
+    elif size <= WIDE_KEY:
+        k1, k2, k3, k4, h = line_key(text, s, e, WIDE_WORDS)
+        keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, k3, k4
+        keys[b + 5] = WIDE_PART
+    elif size <= CACHE_KEY:
+        h = general_hash(text, s, e)
+        keys[b + 5] = GENERAL_PART
+    else:
+        h = np.int64(0)
+        keys[b + 5] = NO_PART
+    keys[b + 4] = h
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_word(cache, keys, b):
+    """Start loading the cache lines the lookup of the word keyed at ``keys[b:]`` reads."""
+    part, h = keys[b + 5], keys[b + 4]
+    if part == FAST_PART:
+        prefetch(cache[3], line_set(cache[3], FAST_WORDS, h))
+    elif part == WIDE_PART:
+        first = line_set(cache[4], WIDE_WORDS, h)
+        prefetch(cache[4], first)
+        prefetch(cache[4], first + WIDE_WORDS)
+    elif part == GENERAL_PART:
+        general_prefetch(cache, h)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _general_get(cache, text, s, e, h, out, j):
+    slot = cache_find(cache, text, s, e, h)
+    return cache_get(cache, slot, out, j) if slot >= 0 else -1
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _cached(cache, text, s, e, keys, b, out, j):
+    """The id count of the word ``text[s:e]`` keyed at ``keys[b:]`` from the cache (its ids
+    at ``out[j:]``), -1 on a miss. The parts as in :mod:`corpustok.kernels.bpe_encode`: a
+    fast entry (up to FAST_KEY bytes) may send the word to its wide set, a wide one (up to
+    WIDE_KEY) to the general part (up to CACHE_KEY bytes)."""
+    part, h = keys[b + 5], keys[b + 4]
+    k1, k2, k3, k4 = keys[b], keys[b + 1], keys[b + 2], keys[b + 3]
+    if part == FAST_PART:
+        n = line_get(cache[3], line_set(cache[3], FAST_WORDS, h), FAST_WORDS, k1, k2, k3, k4,
+                     out, j)
+        if n != IN_WIDE:
+            return n
+        k1, k2, k3, k4 = wide_key(k1, k2)
+        part = WIDE_PART
+    if part == WIDE_PART:
+        n = line_get(cache[4], line_set(cache[4], WIDE_WORDS, h), WIDE_WORDS, k1, k2, k3, k4,
+                     out, j)
+        if n != IN_GENERAL:
+            return n
+    if part == NO_PART:
+        return np.int64(-1)
+    return _general_get(cache, text, s, e, h, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _next_cut(text, i, e):
+    """The end of the word that begins at ``text[i]``: the next U+2581 after another
+    character (a word is never empty), or ``e``."""
+    k = i + 1
+    while k + 2 < e:
+        if text[k] == SPACE0 and text[k + 1] == SPACE1 and text[k + 2] == SPACE2 and \
+                not (k - 3 >= i and text[k - 3] == SPACE0 and text[k - 2] == SPACE1 and
+                     text[k - 1] == SPACE2):
+            return k
+        k += 1
+    return e
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys):
+    """Ids of the normalized document ``text[s:e]`` cut into words at ``out[j:]``; returns
+    the count. Words are cut :data:`BLOCK` at a time, then keyed, then encoded, each word's
+    cache set prefetched :data:`AHEAD` words before its lookup (the inline parts are
+    megabytes: a lookup right after its key would wait for memory on nearly every word)."""
+    fallback = model.settings[BYTE_FALLBACK] != 0
+    unk = model.settings[UNK]
+    j0 = j
+    w = s
+    while w < e:
+        k = 0
+        p = w
+        while k < BLOCK and p < e:
+            p = _next_cut(text, p, e)
+            ends[k] = p
+            k += 1
+        q = w
+        for c in range(k):
+            _word_key(text, q, ends[c], keys, c * KEY_WORDS)
+            if c < AHEAD:
+                _prefetch_word(cache, keys, c * KEY_WORDS)
+            q = ends[c]
+        q = w
+        for c in range(k):
+            if c + AHEAD < k:
+                _prefetch_word(cache, keys, (c + AHEAD) * KEY_WORDS)
+            i = ends[c]
+            b = c * KEY_WORDS
+            n = _cached(cache, text, q, i, keys, b, out, j)
+            if n < 0:
+                n = _merge_any(model, work, rev, text, q, i, out, j)
+                if n < 0:
+                    n = _merge_long(model, rev, text, q, i, out, j)
+                elif keys[b + 5] != NO_PART:
+                    _keep(cache, text, q, i, keys[b + 4], keys[b], keys[b + 1], keys[b + 2],
+                          keys[b + 3], out, j, n)
+            if not fallback and n and j > j0 and out[j - 1] == unk and out[j] == unk:
+                for t in range(n - 1):  # one unknown id for a run across the cut
+                    out[j + t] = out[j + t + 1]
+                n -= 1
+            j += n
+            q = i
+        w = p
+    return j - j0
 
 
 @njit(nogil=True, cache=True)
@@ -639,12 +734,11 @@ def encode_normalized(text, offsets, model, cache):
     n_sym = len(model.out_id)
     rev = np.full(2 * n_sym if model.settings[HAS_UNUSED] else 0, -1, np.int32)
     cut = model.settings[CUT_WORDS] != 0
-    fallback = model.settings[BYTE_FALLBACK] != 0
-    unk = model.settings[UNK]
+    ends = np.empty(BLOCK, np.int64)
+    keys = np.empty(BLOCK * KEY_WORDS, np.int64)
     j = np.int64(0)
     for d in range(ndoc):
         s, e = offsets[d], offsets[d + 1]
-        j0 = j
         if not cut:
             n = _merge_any(model, work, rev, text, s, e, out, j)
             if n < 0:
@@ -652,30 +746,6 @@ def encode_normalized(text, offsets, model, cache):
             j += n
             out_off[d + 1] = j
             continue
-        w = s
-        i = s + 1
-        while w < e:
-            # the next cut: a U+2581 after another character (i > w: a word is never empty)
-            while i + 2 < e and not (_is_space(text, i) and not
-                                     (i - 3 >= w and _is_space(text, i - 3))):
-                i += 1
-            if i + 2 >= e:
-                i = e
-            if i - w <= CACHE_KEY:
-                n, h, k1, k2, k3, k4 = _cached(cache, text, w, i, out, j)
-                if n < 0:
-                    n = _merge_any(model, work, rev, text, w, i, out, j)
-                    _keep(cache, text, w, i, h, k1, k2, k3, k4, out, j, n)
-            else:
-                n = _merge_any(model, work, rev, text, w, i, out, j)
-                if n < 0:
-                    n = _merge_long(model, rev, text, w, i, out, j)
-            if not fallback and n and j > j0 and out[j - 1] == unk and out[j] == unk:
-                for k in range(n - 1):  # one unknown id for a run across the cut
-                    out[j + k] = out[j + k + 1]
-                n -= 1
-            j += n
-            w = i
-            i = w + 1
+        j += _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys)
         out_off[d + 1] = j
     return out[:j], out_off
