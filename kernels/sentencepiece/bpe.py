@@ -263,6 +263,17 @@ def _pair_value(model, a, b):
         s = (s + 1) & mask
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_pair(model, a, b):
+    """Start loading the line :func:`_pair_value` of ``(a, b)`` reads first (symbols >= 0)."""
+    ga, gb = model.grid_of[a], model.grid_of[b]
+    if ga >= 0 and gb >= 0:
+        prefetch(model.grid, np.int64(ga) * GRID + np.int64(gb))
+    else:
+        key = np.int64(a) << ID_BITS | np.int64(b)
+        prefetch(model.pairs, _pair_home(key, len(model.pairs) - 1))
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def _user_match(trie, text, at, e):
     """``(length, id)`` of the longest user-defined piece that begins ``text[at:e]``, or
@@ -407,7 +418,7 @@ def _emit(model, work, rev, text, s, p, n, out, j, j0):
     return k - j
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _initial_symbols(model, work, text, s, e):
     """Cut ``text[s:e]`` into its first symbols (``work``'s ``sym``, ``pos``, ``length``,
     ``frozen``, ``prv``, ``nxt``): the longest user-defined piece at a position (frozen), else
@@ -461,7 +472,7 @@ def _short_key(model, sym, frozen, merged, i):
     return (v >> ID_BITS) << SHORT_BITS | np.int64(i)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def merge_short(model, work, rev, text, s, n, out, j):
     """Merge the ``n`` (at most :data:`SHORT`) first symbols of a word beginning at
     ``text[s]`` by rescanning: the pair of the smallest key (the lowest rank, then the
@@ -471,6 +482,9 @@ def merge_short(model, work, rev, text, s, n, out, j):
     count at ``out[j:]``. O(n^2), fastest for the short words that are nearly all of a
     text's new words."""
     sym, length, frozen, keys, merged = work[0], work[2], work[5], work[6], work[7]
+    for i in range(n - 1):  # the lookups' lines load side by side, not one after another
+        if sym[i] >= 0 and sym[i + 1] >= 0:
+            _prefetch_pair(model, sym[i], sym[i + 1])
     for i in range(n - 1):
         keys[i] = _short_key(model, sym, frozen, merged, i)
     while n > 1:
@@ -481,6 +495,10 @@ def merge_short(model, work, rev, text, s, n, out, j):
             break
         at = best & ((1 << SHORT_BITS) - 1)
         sym[at] = merged[at]
+        if at > 0 and sym[at - 1] >= 0:  # the two pairs the merge makes, during the shift
+            _prefetch_pair(model, sym[at - 1], sym[at])
+        if at + 2 < n and sym[at + 2] >= 0:
+            _prefetch_pair(model, sym[at], sym[at + 2])
         length[at] += length[at + 1]
         for i in range(at + 1, n - 1):
             sym[i] = sym[i + 1]
@@ -511,12 +529,24 @@ def merge_short(model, work, rev, text, s, n, out, j):
 def merge_word(model, work, rev, text, s, e, out, j):
     """Ids of the normalized word ``text[s:e]`` (or whole text) at ``out[j:]`` (room for
     ``e - s`` ids); ``work`` (:func:`merge_work`) sized for ``e - s`` bytes. Returns the
-    count. O(n log n) for n characters (:func:`merge_short` below :data:`SHORT`)."""
-    sym, pos, length, nxt, prv, frozen, hkey, hval = work[0], work[1], work[2], work[3], \
-        work[4], work[5], work[6], work[7]
+    count. :func:`merge_short` up to :data:`SHORT` symbols, else :func:`merge_heap`. Its
+    first two steps are inlined into it: a call passes every array of the model and work
+    tuples again (two dozen), which costs about a tenth of merging a short word; inlining
+    it too into the word loop made the first compilation three times longer (35 s)."""
     n = _initial_symbols(model, work, text, s, e)
     if n <= SHORT and not model.settings[HAS_UNUSED]:
         return merge_short(model, work, rev, text, s, n, out, j)
+    return merge_heap(model, work, rev, text, n, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_heap(model, work, rev, text, n, out, j):
+    """Merge the ``n`` first symbols in ``work`` (:func:`_initial_symbols`) with a binary
+    heap of candidate pairs over their linked list, the reference's algorithm step for step
+    (its push order too, which UNUSED pieces' splitting back follows); returns the id count
+    at ``out[j:]``. O(n log n)."""
+    sym, pos, length, nxt, prv, frozen, hkey, hval = work[0], work[1], work[2], work[3], \
+        work[4], work[5], work[6], work[7]
     if n == 0:
         return 0
     nxt[n - 1] = -1
@@ -554,8 +584,9 @@ def _merge_long(model, rev, text, s, e, out, j):
     return merge_word(model, _merge_work(np.int64(e - s)), rev, text, s, e, out, j)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _merge_any(model, work, rev, text, s, e, out, j):
+    """:func:`merge_word` when ``text[s:e]`` fits the work arrays, else -1."""
     if e - s <= WORK:
         return merge_word(model, work, rev, text, s, e, out, j)
     return -1  # the caller allocates (see _merge_long)
@@ -740,8 +771,9 @@ def encode_normalized(text, offsets, model, cache):
     for d in range(ndoc):
         s, e = offsets[d], offsets[d + 1]
         if not cut:
-            n = _merge_any(model, work, rev, text, s, e, out, j)
-            if n < 0:
+            if e - s <= WORK:
+                n = merge_word(model, work, rev, text, s, e, out, j)
+            else:
                 n = _merge_long(model, rev, text, s, e, out, j)
             j += n
             out_off[d + 1] = j
