@@ -18,11 +18,12 @@ Two checks decide how the kernel runs (see the kernel's docstring):
   before the kernel (every BPE file we know is ``identity``; a charsmap kernel would replace
   this).
 """
+import re
 import threading
 
 import numpy as np
 
-from corpustok.kernels.bpe_cache import chunk_cache
+from corpustok.kernels.bpe_cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_WORDS,
                                                  DUMMY_PREFIX, ESCAPE, GRID, HAS_UNUSED, ID_BITS,
                                                  N_PIECES, RESEGMENT, SETTINGS, UNK, UNKNOWN,
@@ -34,13 +35,16 @@ from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN
 
 __all__ = ["SentencePieceBpe", "crosses_space"]
 
-CACHE_SLOTS = 1 << 14  # general slots of each thread's word cache (as BytePairTokenizer's)
+CACHE_SLOTS = 1 << 15  # general slots of a thread's word cache (33 MB, as BytePairTokenizer)
+
+
+CROSSING = re.compile(f"[^{SPACE}\n]{SPACE}")
 
 
 def crosses_space(piece):
     """Whether ``piece`` holds U+2581 right after another character (a merge that crosses a
     word cut could make it)."""
-    return any(piece[k] == SPACE and piece[k - 1] != SPACE for k in range(1, len(piece)))
+    return CROSSING.search(piece.replace("\n", " ")) is not None
 
 
 def _score_ranks(scores, mergeable):
@@ -155,7 +159,9 @@ def build_tables(model):
     trie, first = _user_trie(user)
     spec = model.normalizer
     unused = bool((mergeable & (types == UNUSED)).any())
-    cut = not unused and not any(crosses_space(pieces[i]) for i in merge_ids)
+    # one search over the mergeable pieces, one a line (a newline inside a piece is a space)
+    cut = not unused and CROSSING.search(
+        "\n".join(pieces[i].replace("\n", " ") for i in merge_ids)) is None
     settings = np.zeros(SETTINGS, np.int64)
     settings[UNK] = unk
     settings[BYTE_FALLBACK] = bool(model.byte_fallback)
@@ -188,6 +194,8 @@ class SentencePieceBpe:
     def __init__(self, model, vocab):
         self.tables, self.kernel_normalizes = build_tables(model)
         self._vocab = vocab
+        self._model = model
+        self._seed = None
         self._local = threading.local()
 
     @property
@@ -195,10 +203,30 @@ class SentencePieceBpe:
         return bool(self.tables.settings[CUT_WORDS])
 
     def _cache(self):
+        """This thread's word cache, seeded when made (:meth:`seed`)."""
         cache = getattr(self._local, "cache", None)
         if cache is None:
             cache = self._local.cache = chunk_cache(CACHE_SLOTS)
+            if self.cut_words:
+                text, offsets = self.seed()
+                encode_normalized(text, offsets, self.tables, cache)
         return cache
+
+    def seed(self):
+        """The words a new cache is seeded with, as normalized documents ``(text, offsets)``:
+        the NORMAL pieces of 2 to FAST_KEY bytes (the cache's fast part), the best-scored
+        (lowest ids: sentencepiece orders pieces by score) last, so that the most frequent
+        win the sets they share, as :mod:`corpustok.chunk_caches` seeds byte-level BPE. A
+        word that is a whole piece then hits from its first sighting; the cache stays a memo
+        (a seeded entry is what encoding that word gives). About 0.05 s (32K pieces)."""
+        if self._seed is None:
+            pieces, types = self._model.pieces, self._model.types
+            words = [raw for raw in (pieces[i].encode() for i in np.flatnonzero(types == NORMAL))
+                     if 2 <= len(raw) <= FAST_KEY][:FAST_PER_SLOT * CACHE_SLOTS][::-1]
+            offsets = np.zeros(len(words) + 1, np.int64)
+            np.cumsum([len(w) for w in words], out=offsets[1:])
+            self._seed = _ro(np.frombuffer(b"".join(words), np.uint8)), offsets
+        return self._seed
 
     def normalize(self, data, offsets):
         """``(text, offsets, replaced)``: the normalized documents of ``data``/``offsets``."""
