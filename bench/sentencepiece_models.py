@@ -10,7 +10,9 @@ warms every contender up first (compilation, caches, allocators), so the timed c
 first sighting of its text, as in a corpus job. Each (family, contender) runs ``--runs`` times,
 each in a new Python process (no cache survives from a previous run; ``RAYON_NUM_THREADS=1``).
 Timed: one batch call over all the documents, process CPU time and wall time (the machine may
-be shared: CPU time is the cost of a core). The ids of every contender are compared with
+be shared: CPU time is the cost of a core). Runs go in turns (one run of every contender, then
+the next), and corpustok's speed over each contender is also given per run from those pairs
+(decision 0032: the host drifts between rows). The ids of every contender are compared with
 ``sentencepiece``'s, document by document: gigatoken and HF read control-token text such as
 ``<s>`` in a document as the control token, sentencepiece (and corpustok, following the
 ``.model``) as text, so the documents that hold such text are counted apart.
@@ -172,7 +174,9 @@ def run_once(script, family, name, mb, ids_path):
 def compare(ids_path, ref_path, texts):
     """Documents whose ids differ from sentencepiece's, and of those, how many hold
     control-token text (``<s>``, ``</s>``, ``<unk>``, ``<pad>``...)."""
-    a, b = np.load(ids_path), np.load(ref_path)
+    with np.load(ids_path) as fa, np.load(ref_path) as fb:  # each [] reads the file again
+        a = {"ids": fa["ids"], "lengths": fa["lengths"]}
+        b = {"ids": fb["ids"], "lengths": fb["lengths"]}
     if len(a["lengths"]) != len(b["lengths"]):
         return {"differ": -1, "note": "document counts differ"}
     oa = np.concatenate([[0], np.cumsum(a["lengths"])])
@@ -212,25 +216,33 @@ def main():
         for family in args.families.split(","):
             spec = FAMILIES[family]
             ref_path = os.path.join(tmp, f"{family}-sentencepiece.npz")
-            for name in ["sentencepiece"] + [c for c in spec["contenders"]
-                                             if c != "sentencepiece"]:
+            names = ["sentencepiece"] + [c for c in spec["contenders"] if c != "sentencepiece"]
+            runs = {name: [] for name in names}
+            for _ in range(args.runs):  # in turns: each run's contenders back to back
+                for name in names:
+                    ids_path = os.path.join(tmp, f"{family}-{name}.npz")
+                    runs[name].append(run_once(script, family, name, args.mb, ids_path))
+            for name in names:
                 ids_path = os.path.join(tmp, f"{family}-{name}.npz")
-                runs = [run_once(script, family, name, args.mb, ids_path)
-                        for _ in range(args.runs)]
-                cpu = statistics.median(r["cpu"] for r in runs)
-                wall = statistics.median(r["wall"] for r in runs)
+                cpu = statistics.median(r["cpu"] for r in runs[name])
+                wall = statistics.median(r["wall"] for r in runs[name])
                 check = compare(ids_path, ref_path, texts)
+                # corpustok's speed over this contender's, CPU time, from the runs' pairs
+                ratio = [round(b["cpu"] / a["cpu"], 2)
+                         for a, b in zip(runs["corpustok"], runs[name])]
                 row = {"family": family, "contender": name, "cpu_s": round(cpu, 3),
                        "wall_s": round(wall, 3), "mb_per_cpu_s": round(nbytes / 1e6 / cpu, 2),
-                       "load_cpu_s": round(statistics.median(r["load"] for r in runs), 2),
-                       "warmup_cpu_s": round(statistics.median(r["first"] for r in runs), 2),
-                       "runs_cpu_s": [round(r["cpu"], 3) for r in runs], **check}
+                       "load_cpu_s": round(statistics.median(r["load"] for r in runs[name]), 2),
+                       "warmup_cpu_s": round(statistics.median(r["first"] for r in runs[name]),
+                                             2),
+                       "runs_cpu_s": [round(r["cpu"], 3) for r in runs[name]],
+                       "corpustok_speedup_paired": ratio, **check}
                 rows.append(row)
                 print(f"  {family:13} {name:14} {row['mb_per_cpu_s']:7.2f} MB/CPU-s  "
                       f"cpu {cpu:6.2f} s  wall {wall:6.2f} s  load {row['load_cpu_s']:5.2f} s  "
-                      f"docs differing from sentencepiece: {check['differ']} "
-                      f"({check.get('differ_with_control_text', 0)} with control-token text)",
-                      flush=True)
+                      f"corpustok/it {ratio}  docs differing from sentencepiece: "
+                      f"{check['differ']} ({check.get('differ_with_control_text', 0)} with "
+                      "control-token text)", flush=True)
     if args.json:
         doc = {"machine": machine(), "date": f"{started} to "
                f"{time.strftime('%H:%M UTC', time.gmtime())}", "versions": versions(),
