@@ -16,7 +16,8 @@ setup(
     description="Streaming pretraining-corpus tokenizer: Fast WordPiece and UBE byte-level BPE, "
     "Numba kernels, Apache Beam pipeline, Parquet token shards",
     python_requires=">=3.10",
-    packages=["corpustok", "corpustok.data", "corpustok.kernels", "corpustok.schemas",
+    packages=["corpustok", "corpustok.data", "corpustok.sentencepiece", "corpustok.kernels",
+              "corpustok.kernels.sentencepiece", "corpustok.schemas",
               "corpustok.pipeline", *(f"corpustok.pipeline.{sub}" for sub in PIPELINE_FOLDERS)],
     package_dir={
         "corpustok": "corpustok",
