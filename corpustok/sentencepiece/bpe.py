@@ -35,6 +35,7 @@ from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN
 
 __all__ = ["SentencePieceBpe", "crosses_space"]
 
+MAX_DOCUMENT = 1 << 29  # normalized bytes a document may have (the heap packs positions)
 CACHE_SLOTS = 1 << 15  # general slots of a thread's word cache (33 MB, as BytePairTokenizer)
 
 
@@ -244,8 +245,14 @@ class SentencePieceBpe:
 
     def encode_arrays(self, data, offsets):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of the documents
-        ``data[offsets[d]:offsets[d + 1]]`` (UTF-8, invalid bytes replaced and counted)."""
+        ``data[offsets[d]:offsets[d + 1]]`` (UTF-8, invalid bytes replaced and counted).
+        Memory: the normalized text (at most 3 bytes an input byte), an int32 an id, and for
+        a word (or a document, without ``cut_words``) longer than 256 bytes, work arrays of
+        about 75 bytes per byte of it (a 1 MB document without a space: 75 MB)."""
         text, text_off, replaced = self.normalize(data, offsets)
+        if len(text_off) > 1 and np.diff(text_off).max() >= MAX_DOCUMENT:
+            raise ValueError("a document of 512 MB or more (normalized): the SentencePiece BPE "
+                             "kernel packs a symbol's position in 29 bits")
         ids, out_off = encode_normalized(_ro(text), text_off, self.tables, self._cache())
         return ids, out_off, replaced
 
