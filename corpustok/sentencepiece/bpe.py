@@ -172,7 +172,8 @@ def build_tables(model):
     settings[CUT_WORDS] = cut
     settings[HAS_UNUSED] = unused
     settings[N_PIECES] = n
-    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, rank_of=rank_of, grid_of=grid_of, grid=grid, out_id=out_id, sym_len=sym_len,
+    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, rank_of=rank_of, grid_of=grid_of,
+                        grid=grid, out_id=out_id, sym_len=sym_len,
                         byte_ids=byte_ids, user_trie=trie, user_first=first,
                         settings=settings)
     kernel_normalizes = model.charsmap_trie is None and not (

@@ -5,9 +5,9 @@ The file is read by :mod:`corpustok.sentencepiece.model_file` (no ``protobuf`` o
 ``sentencepiece`` at run time). A BPE model is encoded by the Numba kernel of
 :mod:`corpustok.kernels.sentencepiece.bpe` (tables and batch call in
 :mod:`corpustok.sentencepiece.bpe`, decision 0034); a Unigram model still runs the readable
-reference of :mod:`corpustok.sentencepiece.reference` (exact, but pure Python). ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
-no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain
-text, as in sentencepiece.
+reference of :mod:`corpustok.sentencepiece.reference` (exact, but pure Python). ``encode``
+is ``SentencePieceProcessor.encode(text)`` with default options: no ``<s>``/``</s>`` added,
+and control-token text such as ``"<s>"`` in the input is plain text, as in sentencepiece.
 """
 import base64
 import json

@@ -545,8 +545,8 @@ def merge_heap(model, work, rev, text, n, out, j):
     heap of candidate pairs over their linked list, the reference's algorithm step for step
     (its push order too, which UNUSED pieces' splitting back follows); returns the id count
     at ``out[j:]``. O(n log n)."""
-    sym, pos, length, nxt, prv, frozen, hkey, hval = work[0], work[1], work[2], work[3], \
-        work[4], work[5], work[6], work[7]
+    sym, pos, length, nxt, prv, hkey, hval = work[0], work[1], work[2], work[3], work[4], \
+        work[6], work[7]
     if n == 0:
         return 0
     nxt[n - 1] = -1
