@@ -2,12 +2,12 @@
 ``sentencepiece`` encodes and decodes it (decision 0033).
 
 The file is read by :mod:`corpustok.sentencepiece.model_file` (no ``protobuf`` or
-``sentencepiece`` at run time). Encoding runs the readable references of
-:mod:`corpustok.sentencepiece.reference` for now (normalizer, BPE merges by score with byte
-fallback, Unigram Viterbi): exact, but pure Python; the Numba kernels that follow keep this
-class's interface. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
-no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain
-text, as in sentencepiece.
+``sentencepiece`` at run time). A BPE model is encoded by the Numba kernel of
+:mod:`corpustok.kernels.sentencepiece.bpe` (tables and batch call in
+:mod:`corpustok.sentencepiece.bpe`, decision 0034); a Unigram model still runs the readable
+reference of :mod:`corpustok.sentencepiece.reference` (exact, but pure Python). ``encode``
+is ``SentencePieceProcessor.encode(text)`` with default options: no ``<s>``/``</s>`` added,
+and control-token text such as ``"<s>"`` in the input is plain text, as in sentencepiece.
 """
 import base64
 import json
@@ -16,8 +16,10 @@ import numpy as np
 
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
-from corpustok.sentencepiece.model_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
+from corpustok.sentencepiece.bpe import SentencePieceBpe
+from corpustok.sentencepiece.model_file import BPE, CONTROL, UNKNOWN, USER_DEFINED, parse_model
 from corpustok.sentencepiece import reference as ref
+from corpustok.parallel import ThreadPools, check_threads
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -50,6 +52,9 @@ class SentencePieceTokenizer:
         self._model = parse_model(self._data, source)
         self._vocab = ref.Vocab(self._model)
         self._index = {p: i for i, p in reversed(list(enumerate(self._model.pieces)))}
+        self._kernel = (SentencePieceBpe(self._model, self._vocab)
+                        if self._model.trainer["model_type"] == BPE else None)
+        self._pools = ThreadPools()
 
     @classmethod
     def from_file(cls, path):
@@ -115,14 +120,29 @@ class SentencePieceTokenizer:
         _no_special(recognize_special)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if self._kernel is not None:
+            ids, _, _ = self.encode_arrays(utf8_batch([text]))
+            return ids.tolist()
         return ref.encode_bytes(self._vocab, replace_surrogates(text)[0])
 
     def encode_arrays(self, batch, *, recognize_special=False, threads=1):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
         :class:`~corpustok.Utf8Batch`; ``replaced`` counts the U+FFFD that invalid bytes
         became (one per byte, sentencepiece's rule) and the lone surrogates of ``str`` input.
-        ``threads`` is accepted for the protocol; the reference runs in one."""
+        ``threads``: a BPE model's kernel runs parts of the batch in that many threads (same
+        ids); the Unigram reference runs in one."""
         _no_special(recognize_special)
+        check_threads(threads)
+        if self._kernel is not None:
+            data = batch.data
+
+            def part(offs):
+                return self._kernel.encode_arrays(data, offs)
+
+            ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
+            if batch.replaced is not None:
+                replaced = replaced + batch.replaced
+            return ids, offsets, replaced
         n = len(batch)
         data, offs = batch.data, batch.offsets
         ids, counts = [], np.zeros(n + 1, np.int64)
