@@ -6,6 +6,7 @@ from itertools import repeat
 import numpy as np
 
 from corpustok.formats.json_file import read_json
+from corpustok.formats.hf_spbpe import is_spbpe_doc
 from corpustok.formats.recognize import check_gpt2_heads, hf_model_problem
 from corpustok.pretokenize.python_split import SUPPORTED, kernel_pattern, steps
 from corpustok.substrate import alphabet
@@ -144,6 +145,9 @@ def hf_bpe_model(path, doc):
     problem = hf_model_problem(doc)
     if problem:
         raise ValueError(f"{path}: {problem}")
+    if is_spbpe_doc(doc):
+        raise ValueError(f"{path}: a SentencePiece-style BPE tokenizer.json (byte fallback, "
+                         "spaces as '\u2581'), no byte-level BPE: corpustok.load reads it")
     for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise ValueError(f"{path}: model.{key} = {short(model[key])} is not supported "

@@ -9,6 +9,7 @@ import the others.
 """
 import os
 
+from corpustok.formats.hf_spbpe import is_spbpe_doc
 from corpustok.formats.json_file import read_json, too_deep
 from corpustok.formats.recognize import (FORMATS, HEAD_BYTES, MERGES_FILE, binary_problem,
                                          hf_model_problem, is_merges_file,
@@ -130,6 +131,11 @@ def _hf_bpe(path, doc):
     return BytePairTokenizer._from_hf_doc(path, doc)  # parsed once
 
 
+def _hf_spbpe(path, doc):
+    from corpustok.sentencepiece.hf_json import HfSentencePieceTokenizer
+    return HfSentencePieceTokenizer._from_hf_doc(path, doc)
+
+
 def _model_type(doc):
     model = doc.get("model")
     return model.get("type") if isinstance(model, dict) else None
@@ -141,6 +147,7 @@ JSON_READERS = (
     (is_tekken, _tekken),
     (lambda doc: bool(hf_model_problem(doc) or json_problem(doc)), _hf_refused),
     (lambda doc: _model_type(doc) == "WordPiece", _hf_wordpiece),
+    (is_spbpe_doc, _hf_spbpe),
     (lambda doc: _model_type(doc) == "BPE", _hf_bpe),
 )
 

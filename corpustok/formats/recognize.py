@@ -4,6 +4,7 @@ for each refusal."""
 import json
 from itertools import islice
 
+from corpustok.formats.hf_spbpe import is_spbpe_doc, spbpe_problem
 from corpustok.sentencepiece.model_file import ProtoError, read_varint
 from corpustok.vocab import is_id, short
 
@@ -127,15 +128,21 @@ def hf_model_problem(doc):
     """Why an HF ``tokenizer.json`` (parsed) has a model corpustok does not run, naming the
     model type, else None: a Unigram or WordLevel model, any other type but WordPiece and
     BPE, or a SentencePiece-style BPE (``byte_fallback``, or spaces as ``▁`` through a
-    Metaspace pre-tokenizer or a normalizer: Llama 2, Mistral, Gemma)."""
+    Metaspace pre-tokenizer or a normalizer) of a shape we do not encode exactly
+    (:func:`corpustok.formats.hf_spbpe.spbpe_problem`; Mistral v0.1's, Llama 2's and Gemma's
+    are read)."""
     model = doc.get("model")
     kind = model.get("type") if isinstance(model, dict) else None
     runs = "corpustok runs WordPiece and byte-level BPE models"
     if kind in UNSUPPORTED_MODELS:
         return f"an HF tokenizer.json with {UNSUPPORTED_MODELS[kind]}: not supported; {runs}"
+    if kind == "BPE" and is_spbpe_doc(doc):
+        problem = spbpe_problem(doc)
+        return problem and (problem + "; corpustok runs the SentencePiece-style BPE json of "
+                            "Mistral v0.1, Llama 2 and Gemma 1-3 (byte fallback, Prepend/Replace)")
     if kind == "BPE" and _sentencepiece_style(doc):
-        return ("an HF tokenizer.json with a SentencePiece-style BPE model (byte_fallback or "
-                "spaces as '\u2581', as Llama 2, Mistral, Gemma): not supported yet; " + runs)
+        return ("an HF tokenizer.json with a SentencePiece-style BPE model (spaces as "
+                "'\u2581' through Metaspace or its decoder): not supported yet; " + runs)
     if kind is not None and kind not in ("WordPiece", "BPE"):
         return f"an HF tokenizer.json with a model of type {short(kind)}: not supported; {runs}"
     return None

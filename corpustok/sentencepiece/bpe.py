@@ -84,8 +84,9 @@ def _user_trie(user):
 
 def _grid(sym, rank, merge_ids, left, right, merged, n_sym):
     """``(grid_of int16, grid int32)``: the dense grid of :data:`GRID` symbols, the ASCII
-    characters and U+2581 first (a new word's first lookups), then the best-ranked
-    mergeable pieces, and the merged id of every pair of them."""
+    characters and U+2581 first (a new word's first lookups), then the mergeable pieces
+    ``merge_ids`` by ``rank`` (indexed by piece id), and the merge (``merged``, as in the pair
+    table) of every pair of them."""
     chosen = [sym[c] for c in map(chr, range(128)) if c in sym]
     if SPACE in sym:
         chosen.append(sym[SPACE])
@@ -151,8 +152,8 @@ def build_tables(model):
     pairs = np.full(slots, -1, np.int64)
     fill_pairs(pairs, np.array(left, np.int32), np.array(right, np.int32),
                np.array(merged, np.int32))
-    rank_of = np.full(n_sym, -1, np.int32)
-    rank_of[:n] = rank
+    merge_value = np.full(n, -1, np.int64)  # a merge is its merged piece, ranked by score
+    merge_value[merge_ids] = rank[merge_ids] << ID_BITS | merge_ids
     grid_of, grid = _grid(sym, rank, merge_ids, left, right, merged, n_sym)
     unk = int(np.flatnonzero(types == UNKNOWN_TYPE)[0])
     byte_ids = np.array([sym.get(f"<0x{b:02X}>", unk) for b in range(256)], np.int32)
@@ -172,7 +173,7 @@ def build_tables(model):
     settings[CUT_WORDS] = cut
     settings[HAS_UNUSED] = unused
     settings[N_PIECES] = n
-    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, rank_of=rank_of, grid_of=grid_of,
+    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, merge_value=merge_value, grid_of=grid_of,
                         grid=grid, out_id=out_id, sym_len=sym_len,
                         byte_ids=byte_ids, user_trie=trie, user_first=first,
                         settings=settings)

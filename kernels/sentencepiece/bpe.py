@@ -44,12 +44,17 @@ from corpustok.kernels.bpe.cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KE
                                          line_set, wide_key)
 from corpustok.kernels.memory.prefetch import prefetch
 
+# A merge is what a pair of symbols becomes: ``merge_value[m]`` packs its rank (0 the best;
+# the heap's order) and the merged symbol. A ``.model``'s merge is its merged piece (m = the
+# piece's id, rank = the piece's score rank: every split of a piece ranks alike); an HF
+# tokenizer.json's is its line of the merges list (m = rank = the line's index: two pairs
+# that make the same piece may rank apart, as in ``tokenizers``).
 SpBpeModel = namedtuple("SpBpeModel", [
     "char_sym",   # int32 [0x110000]: symbol id of each one-character string, -1 for none
-    "pairs",      # int64 [slots]: (left << 21 | right) << 21 | merged, -1 empty
-    "rank_of",    # int32 [symbols]: a mergeable piece's score rank (0 the best), else -1
+    "pairs",      # int64 [slots]: (left << 21 | right) << 21 | merge, -1 empty
+    "merge_value",  # int64 [merges]: rank << 21 | merged symbol of a merge (see below)
     "grid_of",    # int16 [symbols]: a symbol's row and column in the grid, -1 for none
-    "grid",       # int32 [GRID * GRID]: merged id of a pair of grid symbols, -1 for none
+    "grid",       # int32 [GRID * GRID]: the merge of a pair of grid symbols, -1 for none
     "out_id",     # int32 [symbols]: the id a final symbol emits; UNKNOWN or RESEGMENT
     "sym_len",    # int32 [symbols]: the byte length of each symbol's string
     "byte_ids",   # int32 [256]: the ids of <0x00> .. <0xFF> (byte fallback), else unk
@@ -84,16 +89,17 @@ def _pair_home(key, mask):
 
 @njit(nogil=True, cache=True)
 def fill_pairs(pairs, left, right, merged):
-    """Insert pair ``k``: ``(left[k], right[k]) -> merged[k]`` into the empty table ``pairs``
-    (int64 slots, all -1, a power of two >= 2 * pairs; a slot packs the key and the merged
-    id in 63 bits, eight slots a cache line). O(pairs) expected."""
+    """Insert pair ``k``: ``(left[k], right[k]) -> merged[k]`` (a merge: an index of
+    ``merge_value``) into the empty table ``pairs`` (int64 slots, all -1, a power of two
+    >= 2 * pairs; a slot packs the key and the merge in 63 bits, eight slots a cache line).
+    O(pairs) expected."""
     mask = len(pairs) - 1
     for k in range(len(left)):
         key = np.int64(left[k]) << ID_BITS | np.int64(right[k])
         s = _pair_home(key, mask)
         while pairs[s] >= 0 and pairs[s] >> ID_BITS != key:
             s = (s + 1) & mask
-        pairs[s] = key << ID_BITS | np.int64(merged[k])
+        pairs[s] = key << ID_BITS | np.int64(merged[k])  # a repeated pair: the last wins
 
 
 # --- UTF-8 ---------------------------------------------------------------------------------
@@ -245,10 +251,10 @@ def _pair_value(model, a, b):
     would cost a cache miss each), else a probe of the pair table. O(1) expected."""
     ga, gb = model.grid_of[a], model.grid_of[b]
     if ga >= 0 and gb >= 0:
-        merged = np.int64(model.grid[np.int64(ga) * GRID + np.int64(gb)])
-        if merged < 0:
+        merge = model.grid[np.int64(ga) * GRID + np.int64(gb)]
+        if merge < 0:
             return np.int64(-1)
-        return np.int64(model.rank_of[merged]) << ID_BITS | merged
+        return model.merge_value[merge]
     pairs = model.pairs
     key = np.int64(a) << ID_BITS | np.int64(b)
     mask = len(pairs) - 1
@@ -258,8 +264,7 @@ def _pair_value(model, a, b):
         if v < 0:
             return np.int64(-1)
         if v >> ID_BITS == key:
-            merged = v & ID_MASK
-            return np.int64(model.rank_of[merged]) << ID_BITS | merged
+            return model.merge_value[v & ID_MASK]
         s = (s + 1) & mask
 
 

@@ -1,0 +1,442 @@
+"""SentencePiece-style BPE from an HF ``tokenizer.json`` (Mistral v0.1, Llama 2's form,
+Gemma 1/2, Gemma 3), encoded exactly as HF ``tokenizers`` does
+(``Tokenizer.from_file(f).encode(text, add_special_tokens=False).ids``), on the SentencePiece
+BPE kernel (:mod:`corpustok.kernels.sentencepiece.bpe`, decision 0034).
+
+What the file holds and how HF runs it, step by step:
+
+1. Added tokens (all ``normalized: false``, no ``lstrip``/``rstrip``/``single_word``; special
+   or not) are found in the raw text first, leftmost-longest (HF's added vocabulary): a
+   literal ``<s>`` or Gemma's ``\\n`` is its id. The text between them is a *segment*.
+2. The normalizer runs on each non-empty segment alone: ``Prepend("▁")`` (Mistral, Llama 2)
+   puts one U+2581 in front of each segment, ``Replace(" ", "▁")`` writes every space as
+   U+2581 (the kernel's ``add_dummy_prefix`` and ``escape_whitespaces``, spaces never
+   collapsed). Gemma's ``Split(" ")`` pre-tokenizer comes after the Replace and finds no
+   space: it never splits.
+3. The BPE model: one symbol per character (a character that is no token: its bytes as
+   ``<0xXX>`` tokens, byte fallback), then the adjacent pair of the lowest *line* in the merges
+   list merges first, the leftmost on ties. The kernel's pair table maps a pair to its line
+   (``merge_value``: rank = line), so two pairs that make the same token keep their own
+   ranks as in ``tokenizers`` (a ``.model`` ranks every split of a piece alike; Gemma's
+   merges list orders 87 such pairs apart).
+
+Decoding is the file's decoder: ``Replace("▁", " ")``, ``ByteFallback`` (a run of byte
+tokens is its UTF-8 text, or one U+FFFD per byte when invalid), ``Fuse``, ``Strip`` (the
+space ``Prepend`` put in front), after special added tokens are skipped (HF's default).
+
+Shapes outside these are refused in one line each
+(:func:`corpustok.formats.hf_spbpe.spbpe_problem`).
+"""
+import copy
+import json
+import re
+
+import numpy as np
+
+from corpustok.formats.hf_spbpe import is_spbpe_doc, prepends, spbpe_problem
+from corpustok.arrow import id_array, id_lists, list_array, utf8_batch
+from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
+from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY_PREFIX, ESCAPE,
+                                                 ID_BITS, N_PIECES, SETTINGS, UNK, SpBpeModel,
+                                                 fill_pairs)
+from corpustok.parallel import ThreadPools, check_threads
+from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _read_only, _ro,
+                                         _user_trie, crosses_space)
+
+__all__ = ["HfSentencePieceTokenizer"]
+
+def _merge_pair(line):
+    if isinstance(line, str):
+        parts = line.split(" ")
+        return tuple(parts) if len(parts) == 2 else None
+    return tuple(line) if isinstance(line, list) and len(line) == 2 else None
+
+
+def _added_pattern(added):
+    """A bytes regex that finds the added tokens leftmost-longest: a trie of their UTF-8
+    bytes, each node trying its longer continuations before ending (greedy)."""
+    trie = {}
+    for raw in added:
+        node = trie
+        for b in raw:
+            node = node.setdefault(b, {})
+        node[None] = True
+
+    def expr(node):
+        alts = [re.escape(bytes([b])) + expr(child) for b, child in node.items()
+                if b is not None]
+        if not alts:
+            return b""
+        group = b"(?:" + b"|".join(alts) + b")"
+        return group + b"?" if None in node else group
+
+    return re.compile(expr(trie)) if added else None
+
+
+class _Tables:
+    """The kernel tables of a tokenizer.json (see the module docstring)."""
+
+    def __init__(self, path, doc):
+        model = doc["model"]
+        vocab = model["vocab"]
+        if not isinstance(vocab, dict) or not vocab:
+            raise ValueError(f"{path}: the BPE model has no vocab object")
+        n = max(vocab.values()) + 1
+        if n >= 1 << ID_BITS:
+            raise ValueError(f"{path}: a vocabulary of {n} ids (the kernel packs {ID_BITS} "
+                             f"bits of an id)")
+        tokens = [None] * n
+        for t, i in vocab.items():
+            tokens[i] = t
+        self.tokens = tokens
+        unk_token = model.get("unk_token")
+        if unk_token is not None and unk_token not in vocab:
+            raise ValueError(f"{path}: the unk_token {unk_token!r} is not in the vocab")
+        unk = vocab[unk_token] if unk_token is not None else 0
+        # HF's byte fallback: a character that is no token becomes its bytes' tokens, or the
+        # unknown token when one of them is missing: refused unless that cannot happen
+        missing = [b for b in range(256) if f"<0x{b:02X}>" not in vocab]
+        reachable = [b for b in missing if (b < 0x80 and chr(b) not in vocab) or
+                     0x80 <= b <= 0xF4 and b not in (0xC0, 0xC1)]
+        if reachable:
+            raise ValueError(f"{path}: byte_fallback without the byte token <0x"
+                             f"{reachable[0]:02X}> (a character would be unknown): not "
+                             "supported")
+        left, right, merged, made = [], [], [], []
+        for k, line in enumerate(model["merges"]):
+            pair = _merge_pair(line)
+            if pair is None or pair[0] not in vocab or pair[1] not in vocab or \
+                    pair[0] + pair[1] not in vocab:
+                raise ValueError(f"{path}: merge {k} ({line!r}) is not two tokens of the "
+                                 "vocab whose concatenation is one")
+            left.append(vocab[pair[0]])
+            right.append(vocab[pair[1]])
+            merged.append(k)
+            made.append(vocab[pair[0] + pair[1]])
+        if len(merged) >= 1 << ID_BITS:
+            raise ValueError(f"{path}: {len(merged)} merges (the kernel packs {ID_BITS} bits)")
+        made = np.array(made, np.int64)
+        merge_value = np.arange(len(made), dtype=np.int64) << ID_BITS | made
+        char_sym = np.full(0x110000, -1, np.int32)
+        for t, i in vocab.items():
+            if len(t) == 1:
+                char_sym[ord(t)] = i
+        slots = 16
+        while slots < 2 * len(left):
+            slots *= 2
+        pairs = np.full(slots, -1, np.int64)
+        fill_pairs(pairs, np.array(left, np.int32), np.array(right, np.int32),
+                   np.array(merged, np.int32))
+        # the grid's symbols after ASCII and U+2581: the tokens made by the first lines
+        first = np.full(n, np.iinfo(np.int64).max, np.int64)
+        np.minimum.at(first, made, np.arange(len(made), dtype=np.int64))
+        merge_ids = np.unique(made)
+        grid_of, grid = _grid(vocab, first, merge_ids, left, right, merged, n)
+        trie, user_first = _user_trie([])  # added tokens are cut out before the kernel
+        settings = np.zeros(SETTINGS, np.int64)
+        settings[UNK] = unk
+        settings[BYTE_FALLBACK] = 1
+        settings[DUMMY_PREFIX] = prepends(doc)
+        settings[ESCAPE] = 1
+        # no merge makes U+2581 after another character: words cut before U+2581 never merge
+        settings[CUT_WORDS] = not any(crosses_space(tokens[i]) for i in merge_ids.tolist())
+        settings[N_PIECES] = n
+        self.kernel = _read_only(SpBpeModel(
+            char_sym=char_sym, pairs=pairs, merge_value=merge_value, grid_of=grid_of,
+            grid=grid, out_id=np.arange(n, dtype=np.int32),
+            sym_len=np.array([len(t.encode()) if t is not None else 0 for t in tokens],
+                             np.int32),
+            byte_ids=np.array([vocab.get(f"<0x{b:02X}>", unk) for b in range(256)], np.int32),
+            user_trie=trie, user_first=user_first, settings=settings))
+        self.merge_ids = merge_ids
+
+
+class _Kernel(SentencePieceBpe):
+    """:class:`SentencePieceBpe`'s batch call on the tables of a tokenizer.json."""
+
+    def __init__(self, tables):
+        self.tables = tables.kernel
+        self.kernel_normalizes = True
+        self._vocab = self._model = None
+        self._tokens, self._merge_ids = tables.tokens, tables.merge_ids
+        self._seed = None
+        import threading
+        self._local = threading.local()
+
+    def seed(self):
+        """The tokens merges make, of 2 to FAST_KEY bytes, as words (a pure memo, see
+        :meth:`SentencePieceBpe.seed`), the first ids last."""
+        if self._seed is None:
+            words = [raw for raw in (self._tokens[i].encode() for i in self._merge_ids.tolist())
+                     if 2 <= len(raw) <= FAST_KEY][:FAST_PER_SLOT * CACHE_SLOTS][::-1]
+            offsets = np.zeros(len(words) + 1, np.int64)
+            np.cumsum([len(w) for w in words], out=offsets[1:])
+            self._seed = _ro(np.frombuffer(b"".join(words), np.uint8)), offsets
+        return self._seed
+
+
+class HfSentencePieceTokenizer:
+    """A SentencePiece-style BPE ``tokenizer.json`` (see the module docstring). Build it with
+    :meth:`from_file` or ``corpustok.load(path)``. ``encode`` is HF's
+    ``encode(text, add_special_tokens=False).ids``: added tokens written in the text (``<s>``,
+    ``<start_of_turn>``, Gemma's ``\\n``) are their ids, as in ``tokenizers``."""
+
+    def __init__(self, doc, source="a tokenizer.json"):
+        problem = spbpe_problem(doc) if is_spbpe_doc(doc) else \
+            "not a SentencePiece-style BPE tokenizer.json"
+        if problem:
+            raise ValueError(f"{source}: {problem}")
+        self._doc = doc
+        tables = _Tables(source, doc)
+        self._tokens = tables.tokens
+        self._kernel = _Kernel(tables)
+        self._added = {}  # content -> id
+        self._special = set()
+        for t in doc.get("added_tokens") or []:
+            self._added[t["content"]] = t["id"]
+            if t.get("special"):
+                self._special.add(t["id"])
+        self._added_of_raw = {c.encode(): i for c, i in self._added.items()}
+        self._pattern = _added_pattern(sorted(self._added_of_raw))
+        self._id_token = {i: c for c, i in self._added.items()}
+        self._vocab_size = max([len(self._tokens)] + [i + 1 for i in self._added.values()])
+        self._index = {t: i for i, t in enumerate(self._tokens) if t is not None}
+        self._index.update(self._added)
+        dec = doc["decoder"]
+        self._decoder = dec["decoders"] if dec.get("type") == "Sequence" else [dec]
+        self._pools = ThreadPools()
+
+    @classmethod
+    def from_file(cls, path):
+        with open(path, encoding="utf-8") as f:
+            return cls(json.load(f), str(path))
+
+    @classmethod
+    def _from_hf_doc(cls, path, doc):
+        return cls(doc, str(path))
+
+    # ---- vocabulary -------------------------------------------------------------------------
+    @property
+    def vocab_size(self):
+        """Ids of the model and the added tokens (HF's ``get_vocab_size()``)."""
+        return self._vocab_size
+
+    def token_to_id(self, token):
+        return self._index.get(token)
+
+    def id_to_token(self, i):
+        if not isinstance(i, (int, np.integer)):
+            return None
+        i = int(i)
+        if i in self._id_token:
+            return self._id_token[i]
+        return self._tokens[i] if 0 <= i < len(self._tokens) else None
+
+    @property
+    def special_tokens(self):
+        return [self._id_token[i] for i in sorted(self._special)]
+
+    @property
+    def unk_id(self):
+        return int(self._kernel.tables.settings[UNK])
+
+    # ---- encoding ---------------------------------------------------------------------------
+    def encode(self, text, *, recognize_special=False):
+        """Ids of one text, as HF's ``encode(text, add_special_tokens=False).ids`` (a lone
+        surrogate is U+FFFD as everywhere in corpustok). ``recognize_special`` is not taken:
+        added tokens in the text are always their ids here, as in ``tokenizers``."""
+        _no_special(recognize_special)
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        ids, _, _ = self.encode_arrays(utf8_batch([text]))
+        return ids.tolist()
+
+    def _segments(self, data, offsets):
+        """Cut each document at its added tokens: ``(cuts int64, added int32, doc_first
+        int64 [n+1])``: segment ``s`` is ``data[cuts[s]:cuts[s + 1]]`` (its added id in
+        ``added[s]``, -1 for text), document ``d`` the segments from ``doc_first[d]`` to
+        ``doc_first[d + 1]`` (one more cut per document: its end)."""
+        n = len(offsets) - 1
+        if self._pattern is None:
+            cuts = np.asarray(offsets, np.int64)
+            return cuts, np.full(n, -1, np.int32), np.arange(n + 1, dtype=np.int64)
+        buf = memoryview(data)
+        cuts, added, doc_first = [], [], [0]
+        finditer, ids = self._pattern.finditer, self._added_of_raw
+        for d in range(n):
+            s, e = int(offsets[d]), int(offsets[d + 1])
+            at = s
+            for m in finditer(buf, s, e):
+                a, b = m.span()
+                if a == b:
+                    continue
+                if a > at:
+                    cuts.append(at)
+                    added.append(-1)
+                cuts.append(a)
+                added.append(ids[m.group()])
+                at = b
+            if at < e or at == s:
+                cuts.append(at)
+                added.append(-1)
+            doc_first.append(len(cuts))
+        cuts.append(int(offsets[n]))
+        return (np.array(cuts, np.int64), np.array(added, np.int32),
+                np.array(doc_first, np.int64))
+
+    def _encode_part(self, data, offsets):
+        cuts, added, doc_first = self._segments(data, offsets)
+        ids, seg_off, seg_replaced = self._kernel.encode_arrays(data, cuts)
+        counts = np.diff(seg_off)
+        is_added = added >= 0
+        keep = np.repeat(~is_added, counts)
+        counts[is_added] = 1
+        out_off = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=out_off[1:])
+        out = np.empty(out_off[-1], np.int32)
+        at_added = np.zeros(len(out), bool)
+        at_added[out_off[:-1][is_added]] = True
+        out[at_added] = added[is_added]
+        out[~at_added] = ids[keep]
+        replaced = np.add.reduceat(seg_replaced, doc_first[:-1]) if len(seg_replaced) else \
+            np.zeros(len(doc_first) - 1, np.int64)
+        replaced[doc_first[:-1] == doc_first[1:]] = 0  # a document of no segment
+        return out, out_off[doc_first], replaced
+
+    def encode_arrays(self, batch, *, recognize_special=False, threads=1):
+        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
+        :class:`~corpustok.Utf8Batch` (invalid bytes become U+FFFD, counted in ``replaced``
+        with the lone surrogates of ``str`` input). ``threads``: parts of the batch in that
+        many threads (same ids)."""
+        _no_special(recognize_special)
+        check_threads(threads)
+        data = batch.data
+
+        def part(offs):
+            return self._encode_part(data, offs)
+
+        ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
+        if batch.replaced is not None:
+            replaced = replaced + batch.replaced
+        return ids, offsets, replaced
+
+    def encode_batch(self, texts, *, recognize_special=False, threads=1):
+        """int32 ids of each text (a list of ``str``/None or an Arrow string array) as a
+        ``pyarrow.ListArray``; null texts give null lists."""
+        _no_special(recognize_special)
+        batch = utf8_batch(texts)
+        ids, offsets, _ = self.encode_arrays(batch, threads=threads)
+        return list_array(offsets, ids, batch.valid)
+
+    # ---- decoding ---------------------------------------------------------------------------
+    def _ids(self, ids):
+        arr = id_array(ids)
+        bad = (arr < 0) | (arr >= self.vocab_size)
+        if bad.any():
+            raise ValueError(f"id {int(arr[bad][0])} is outside the vocabulary "
+                             f"(0..{self.vocab_size - 1})")
+        return arr.tolist()
+
+    def _decode(self, ids, skip_special_tokens):
+        tokens = [self.id_to_token(i) for i in ids
+                  if not (skip_special_tokens and i in self._special)]
+        tokens = [t for t in tokens if t is not None]
+        for step in self._decoder:
+            tokens = _DECODE_STEPS[step["type"]](step, tokens)
+        return "".join(tokens)
+
+    def decode(self, ids, *, skip_special_tokens=True):
+        """Text of ids, as HF's ``decode(ids)``: special added tokens skipped (unless
+        ``skip_special_tokens=False``), then the file's decoder steps. An id outside the
+        vocabulary is a ValueError (HF drops it)."""
+        return self._decode(self._ids(ids), skip_special_tokens)
+
+    def decode_batch(self, lists, *, skip_special_tokens=True):
+        """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
+        ids, offsets, valid = id_lists(lists)
+        ids = self._ids(ids)
+        return [None if valid is not None and not valid[j] else
+                self._decode(ids[offsets[j]:offsets[j + 1]], skip_special_tokens)
+                for j in range(len(offsets) - 1)]
+
+    # ---- files ------------------------------------------------------------------------------
+    def to_dict(self):
+        """The tokenizer.json document itself (the file is the truth; ``corpustok.load``
+        reads it back)."""
+        return copy.deepcopy(self._doc)
+
+    def save(self, path):
+        """Write the tokenizer.json document (loads back with ``corpustok.load``)."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self._doc, f, ensure_ascii=False)
+
+    def __getstate__(self):
+        return {"doc": self._doc}
+
+    def __setstate__(self, d):
+        self.__init__(d["doc"])
+
+    def __repr__(self):
+        return (f"HfSentencePieceTokenizer(vocab_size={self.vocab_size}, "
+                f"prepend={bool(self._kernel.tables.settings[DUMMY_PREFIX])}, "
+                f"added_tokens={len(self._added)})")
+
+
+def _replace(step, tokens):
+    old, new = step["pattern"]["String"], step["content"]
+    return [t.replace(old, new) for t in tokens]
+
+
+def _byte_fallback(step, tokens):
+    """HF's ByteFallback: a run of ``<0xXX>`` tokens is its bytes' text, or one U+FFFD per
+    byte when they are not valid UTF-8."""
+    out, run = [], []
+
+    def flush():
+        if run:
+            try:
+                out.append(bytes(run).decode("utf-8"))
+            except UnicodeDecodeError:
+                out.extend("\ufffd" * len(run))
+            run.clear()
+
+    for t in tokens:
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">") and \
+                re.fullmatch("[0-9A-Fa-f]{2}", t[3:5]):
+            run.append(int(t[3:5], 16))
+            continue
+        flush()
+        out.append(t)
+    flush()
+    return out
+
+
+def _fuse(step, tokens):
+    return ["".join(tokens)]
+
+
+def _strip(step, tokens):
+    """HF's Strip: up to ``start`` leading and ``stop`` trailing ``content`` characters off
+    each token."""
+    c, start, stop = step["content"], step.get("start", 0), step.get("stop", 0)
+    out = []
+    for t in tokens:
+        a = 0
+        while a < min(start, len(t)) and t[a] == c:
+            a += 1
+        b = len(t)
+        while len(t) - b < stop and b > a and t[b - 1] == c:
+            b -= 1
+        out.append(t[a:b])
+    return out
+
+
+_DECODE_STEPS = {"Replace": _replace, "ByteFallback": _byte_fallback, "Fuse": _fuse,
+                 "Strip": _strip}
+
+
+def _no_special(recognize_special):
+    if recognize_special:
+        raise ValueError("recognize_special is not taken by an HF SentencePiece-style "
+                         "tokenizer.json: its added tokens in the text are always their ids, "
+                         "as in tokenizers")
