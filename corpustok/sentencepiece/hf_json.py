@@ -243,9 +243,8 @@ class HfSentencePieceTokenizer:
     # ---- encoding ---------------------------------------------------------------------------
     def encode(self, text, *, recognize_special=False):
         """Ids of one text, as HF's ``encode(text, add_special_tokens=False).ids`` (a lone
-        surrogate is U+FFFD as everywhere in corpustok). ``recognize_special`` is not taken:
-        added tokens in the text are always their ids here, as in ``tokenizers``."""
-        _no_special(recognize_special)
+        surrogate is U+FFFD as everywhere in corpustok). Added tokens in the text are always
+        their ids, as in ``tokenizers``: ``recognize_special`` changes nothing."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         ids, _, _ = self.encode_arrays(utf8_batch([text]))
@@ -308,7 +307,6 @@ class HfSentencePieceTokenizer:
         :class:`~corpustok.Utf8Batch` (invalid bytes become U+FFFD, counted in ``replaced``
         with the lone surrogates of ``str`` input). ``threads``: parts of the batch in that
         many threads (same ids)."""
-        _no_special(recognize_special)
         check_threads(threads)
         data = batch.data
 
@@ -323,7 +321,6 @@ class HfSentencePieceTokenizer:
     def encode_batch(self, texts, *, recognize_special=False, threads=1):
         """int32 ids of each text (a list of ``str``/None or an Arrow string array) as a
         ``pyarrow.ListArray``; null texts give null lists."""
-        _no_special(recognize_special)
         batch = utf8_batch(texts)
         ids, offsets, _ = self.encode_arrays(batch, threads=threads)
         return list_array(offsets, ids, batch.valid)
@@ -433,10 +430,3 @@ def _strip(step, tokens):
 
 _DECODE_STEPS = {"Replace": _replace, "ByteFallback": _byte_fallback, "Fuse": _fuse,
                  "Strip": _strip}
-
-
-def _no_special(recognize_special):
-    if recognize_special:
-        raise ValueError("recognize_special is not taken by an HF SentencePiece-style "
-                         "tokenizer.json: its added tokens in the text are always their ids, "
-                         "as in tokenizers")

@@ -265,3 +265,12 @@ def test_byte_level_reader_names_the_json(tmp_path):
     from corpustok.bpe.tokenizer import BytePairTokenizer
     with pytest.raises(ValueError, match="SentencePiece-style BPE tokenizer.json"):
         BytePairTokenizer.from_hf(file_path("mistral-7b-v0.1/tokenizer.json"))
+
+
+def test_recognize_special_changes_nothing():
+    """Added tokens in the text are always their ids (HF's behaviour); ``encode --special``
+    passes ``recognize_special=True``, which gives the same ids."""
+    ours, theirs = pair("gemma-3/tokenizer.json")
+    text = "<start_of_turn>user hi<end_of_turn>"
+    assert ours.encode(text, recognize_special=True) == ours.encode(text) == \
+        hf_ids(theirs, [text])[0]
