@@ -274,3 +274,25 @@ def test_recognize_special_changes_nothing():
     text = "<start_of_turn>user hi<end_of_turn>"
     assert ours.encode(text, recognize_special=True) == ours.encode(text) == \
         hf_ids(theirs, [text])[0]
+
+
+def test_tokenize_job_gives_hf_ids(tmp_path):
+    """The pipeline takes the json like any tokenizer file: `corpustok tokenize` with
+    `--eos <eos>` on Gemma 2's json writes HF's ids plus the end-of-sequence id."""
+    import pyarrow.parquet as pq
+    from corpustok.pipeline.cli import main
+    path = file_path("gemma-1-2/gemma2.tokenizer.json")
+    _, theirs = pair("gemma-1-2/gemma2.tokenizer.json")
+    texts = udhr_sample_texts()[:30] + ["  leading and trailing  ", "tab\tand\nnewline",
+                                        "<start_of_turn>user\nhi<end_of_turn>"]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
+                           for k, t in enumerate(texts)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["tokenize", str(src), "--tokenizer", str(path), "--out", str(out),
+                 "--no-progress", "--eos", "<eos>"]) == 0
+    rows = [r for f in sorted((out / "data").glob("*.parquet"))
+            for r in pq.read_table(f).to_pylist()]
+    got = [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
+    eos = theirs.token_to_id("<eos>")
+    assert got == [ids + [eos] for ids in hf_ids(theirs, texts)]
