@@ -6,7 +6,8 @@ BPE kernel (:mod:`corpustok.kernels.sentencepiece.bpe`, decision 0034).
 What the file holds and how HF runs it, step by step:
 
 1. Added tokens (all ``normalized: false``, no ``lstrip``/``rstrip``/``single_word``; special
-   or not) are found in the raw text first, leftmost-longest (HF's added vocabulary): a
+   or not) are found in the raw text first, leftmost-longest (HF's added vocabulary; the
+   Numba :func:`~corpustok.kernels.sentencepiece.added.cut_added` on their byte trie): a
    literal ``<s>`` or Gemma's ``\\n`` is its id. The text between them is a *segment*.
 2. The normalizer runs on each non-empty segment alone: ``Prepend("▁")`` (Mistral, Llama 2)
    puts one U+2581 in front of each segment, ``Replace(" ", "▁")`` writes every space as
@@ -36,6 +37,7 @@ import numpy as np
 from corpustok.formats.hf_spbpe import is_spbpe_doc, prepends, spbpe_problem
 from corpustok.arrow import id_array, id_lists, list_array, utf8_batch
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
+from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY_PREFIX, ESCAPE,
                                                  ID_BITS, N_PIECES, SETTINGS, UNK, SpBpeModel,
                                                  fill_pairs)
@@ -50,27 +52,6 @@ def _merge_pair(line):
         parts = line.split(" ")
         return tuple(parts) if len(parts) == 2 else None
     return tuple(line) if isinstance(line, list) and len(line) == 2 else None
-
-
-def _added_pattern(added):
-    """A bytes regex that finds the added tokens leftmost-longest: a trie of their UTF-8
-    bytes, each node trying its longer continuations before ending (greedy)."""
-    trie = {}
-    for raw in added:
-        node = trie
-        for b in raw:
-            node = node.setdefault(b, {})
-        node[None] = True
-
-    def expr(node):
-        alts = [re.escape(bytes([b])) + expr(child) for b, child in node.items()
-                if b is not None]
-        if not alts:
-            return b""
-        group = b"(?:" + b"|".join(alts) + b")"
-        return group + b"?" if None in node else group
-
-    return re.compile(expr(trie)) if added else None
 
 
 class _Tables:
@@ -196,8 +177,8 @@ class HfSentencePieceTokenizer:
             self._added[t["content"]] = t["id"]
             if t.get("special"):
                 self._special.add(t["id"])
-        self._added_of_raw = {c.encode(): i for c, i in self._added.items()}
-        self._pattern = _added_pattern(sorted(self._added_of_raw))
+        raw = [(c.encode(), i) for c, i in self._added.items() if c]
+        self._added_trie = tuple(_read_only(_user_trie(raw))) if raw else None
         self._id_token = {i: c for c, i in self._added.items()}
         self._vocab_size = max([len(self._tokens)] + [i + 1 for i in self._added.values()])
         self._index = {t: i for i, t in enumerate(self._tokens) if t is not None}
@@ -251,37 +232,13 @@ class HfSentencePieceTokenizer:
         return ids.tolist()
 
     def _segments(self, data, offsets):
-        """Cut each document at its added tokens: ``(cuts int64, added int32, doc_first
-        int64 [n+1])``: segment ``s`` is ``data[cuts[s]:cuts[s + 1]]`` (its added id in
-        ``added[s]``, -1 for text), document ``d`` the segments from ``doc_first[d]`` to
-        ``doc_first[d + 1]`` (one more cut per document: its end)."""
-        n = len(offsets) - 1
-        if self._pattern is None:
-            cuts = np.asarray(offsets, np.int64)
-            return cuts, np.full(n, -1, np.int32), np.arange(n + 1, dtype=np.int64)
-        buf = memoryview(data)
-        cuts, added, doc_first = [], [], [0]
-        finditer, ids = self._pattern.finditer, self._added_of_raw
-        for d in range(n):
-            s, e = int(offsets[d]), int(offsets[d + 1])
-            at = s
-            for m in finditer(buf, s, e):
-                a, b = m.span()
-                if a == b:
-                    continue
-                if a > at:
-                    cuts.append(at)
-                    added.append(-1)
-                cuts.append(a)
-                added.append(ids[m.group()])
-                at = b
-            if at < e or at == s:
-                cuts.append(at)
-                added.append(-1)
-            doc_first.append(len(cuts))
-        cuts.append(int(offsets[n]))
-        return (np.array(cuts, np.int64), np.array(added, np.int32),
-                np.array(doc_first, np.int64))
+        """Cut each document at its added tokens (:func:`cut_added`): ``(cuts int64, added
+        int32, doc_first int64 [n+1])``."""
+        if self._added_trie is None:
+            n = len(offsets) - 1
+            return (np.asarray(offsets, np.int64), np.full(n, -1, np.int32),
+                    np.arange(n + 1, dtype=np.int64))
+        return cut_added(_ro(data), np.asarray(offsets, np.int64), *self._added_trie)
 
     def _encode_part(self, data, offsets):
         cuts, added, doc_first = self._segments(data, offsets)
