@@ -31,11 +31,12 @@ Shapes outside these are refused in one line each
 import copy
 import json
 import re
+import threading
 
 import numpy as np
 
-from corpustok.formats.hf_spbpe import is_spbpe_doc, prepends, spbpe_problem
 from corpustok.arrow import id_array, id_lists, list_array, utf8_batch
+from corpustok.formats.hf_spbpe import is_spbpe_doc, prepends, spbpe_problem
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
 from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY_PREFIX, ESCAPE,
@@ -46,6 +47,7 @@ from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _
                                          _user_trie, crosses_space)
 
 __all__ = ["HfSentencePieceTokenizer"]
+
 
 def _merge_pair(line):
     if isinstance(line, str):
@@ -141,7 +143,6 @@ class _Kernel(SentencePieceBpe):
         self._vocab = self._model = None
         self._tokens, self._merge_ids = tables.tokens, tables.merge_ids
         self._seed = None
-        import threading
         self._local = threading.local()
 
     def seed(self):

@@ -109,6 +109,20 @@ def test_corpus_and_edge_texts_give_hf_ids(rel):
     assert first_difference(ours, theirs, texts, threads=2) is None
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("rel", FILES)
+def test_whole_corpus_b_gives_hf_ids(rel):
+    """Every document of corpus-b's first file (about 18,000, 134 MB): minutes a file."""
+    import pyarrow.parquet as pq
+    ours, theirs = pair(rel)
+    path = SHARED_DATA / "corpus-b" / "part-00000.parquet"
+    if not path.is_file():
+        pytest.skip("../shared/data/corpus-b is absent")
+    texts = pq.read_table(path, columns=["text"]).column("text").to_pylist()
+    for k in range(0, len(texts), 2000):
+        assert first_difference(ours, theirs, texts[k:k + 2000]) is None
+
+
 @pytest.mark.parametrize("rel", FILES)
 def test_decode_gives_hf_text(rel):
     """Decoding HF's ids of the texts gives HF's text, special tokens skipped or kept; byte
