@@ -12,9 +12,9 @@ Two kernels, because a charsmap normalizer may run elsewhere first:
   user-defined piece at a position (frozen: they never merge) or one character; the adjacent
   pair whose concatenation is a mergeable piece (NORMAL, USER_DEFINED, UNUSED) of the highest
   score merges first, the leftmost on ties (the score order is sentencepiece's: the float32 bit
-  patterns compared as int32, turned into a dense *rank* at load time, 0 the best). A binary
-  heap of candidate pairs over a linked list of symbols (an HF ``tokenizer.json`` ranks pairs
-  by their line in its merges list instead: see ``merge_value``) (``O(n log n)``, so a 1 MB text without
+  patterns compared as int32, turned into a dense *rank* at load time, 0 the best; an HF
+  ``tokenizer.json`` ranks pairs by their line in its merges list: see ``merge_value``). A binary
+  heap of candidate pairs over a linked list of symbols (``O(n log n)``, so a 1 MB text without
   a space is no quadratic blow-up); a popped pair is stale when either side's byte length has
   changed since it was pushed (lengths only grow), the reference's rule. A final symbol that is
   no mergeable piece is unknown: its bytes as ``<0xXX>`` pieces with byte fallback, else one
