@@ -1,0 +1,52 @@
+"""Unigram models as kernel state: :func:`unigram_state` builds the
+:class:`~corpustok.kernels.sentencepiece.unigram.UnigramState` of a
+:class:`~corpustok.sentencepiece.model_file.SentencePieceModel` once (the trie of its pieces
+and their float32 Viterbi scores), and :func:`encode_unigram` runs normalizer and Viterbi on a
+batch. The readable reference is :func:`corpustok.sentencepiece.reference.unigram_segments`."""
+import numpy as np
+
+from corpustok.kernels.sentencepiece.trie import build_trie
+from corpustok.kernels.sentencepiece.unigram import UnigramState, unigram_batch
+from corpustok.sentencepiece.model_file import NORMAL, UNKNOWN, USER_DEFINED
+from corpustok.sentencepiece.normalizer import normalize
+
+__all__ = ["unigram_state", "encode_unigram"]
+
+UNK_PENALTY = np.float32(10.0)  # unigram_model.cc kUnkPenalty
+
+
+def unigram_state(model):
+    """The :class:`UnigramState` of a Unigram ``model``. The Viterbi sees the NORMAL and
+    USER_DEFINED pieces (UNUSED ones and sentencepiece's ``"\\0"`` placeholder are never
+    produced; UNKNOWN, CONTROL and BYTE pieces are reserved); a user-defined piece scores
+    ``0.1 * (bytes - 1)`` as in 0.2.3, rounded to float32 as it does."""
+    types = model.types.tolist()
+    keys, ids = [], []
+    scores = model.scores.astype(np.float32).copy()
+    for i, (p, t) in enumerate(zip(model.pieces, types)):
+        if t in (NORMAL, USER_DEFINED):
+            raw = p.encode()
+            keys.append(raw)
+            ids.append(i)
+            if t == USER_DEFINED:
+                scores[i] = np.float32(0.1 * (len(raw) - 1))
+    da, piece = build_trie(keys, ids)
+    unk_id = int(np.flatnonzero(model.types == UNKNOWN)[0])
+    normal = model.scores[model.types == NORMAL]
+    min_score = normal.min() if len(normal) else np.float32(3.4e38)
+    unk_score = np.array([np.float32(min_score) - UNK_PENALTY], np.float32)
+    index = {p: i for i, p in enumerate(model.pieces)}
+    byte_ids = np.array([index.get(f"<0x{b:02X}>", unk_id) for b in range(256)], np.int32)
+    for a in (da, piece, scores, byte_ids, unk_score):
+        a.flags.writeable = False
+    return UnigramState(da=da, piece=piece, scores=scores, byte_ids=byte_ids,
+                        unk_id=np.int64(unk_id), unk_score=unk_score,
+                        byte_fallback=np.int64(model.byte_fallback))
+
+
+def encode_unigram(norm_state, state, data, offsets):
+    """``(ids int32, id_offsets int64 [n+1], replaced int64 [n])`` of the raw UTF-8
+    documents ``data[offsets[d]:offsets[d + 1]]``."""
+    text, text_offsets, replaced = normalize(norm_state, data, offsets)
+    ids, id_offsets = unigram_batch(text, text_offsets, state)
+    return ids, id_offsets, replaced

@@ -1,0 +1,1 @@
+"""SentencePiece kernels (normalizer, Unigram, BPE) over flat arrays."""
