@@ -4,8 +4,9 @@
 The file is read by :mod:`corpustok.sentencepiece.model_file` (no ``protobuf`` or
 ``sentencepiece`` at run time). Encoding runs the readable references of
 :mod:`corpustok.sentencepiece.reference` for now (normalizer, BPE merges by score with byte
-fallback, Unigram Viterbi): exact, but pure Python; the Numba kernels that follow keep this
-class's interface. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
+fallback) for BPE models; Unigram models run the Numba kernels of
+``kernels/sentencepiece`` (the charsmap normalizer and the float32 Viterbi, decision 0035),
+exact against the same references. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
 no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain
 text, as in sentencepiece.
 """
@@ -16,8 +17,11 @@ import numpy as np
 
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
-from corpustok.sentencepiece.model_file import CONTROL, UNKNOWN, USER_DEFINED, parse_model
+from corpustok.sentencepiece.model_file import (CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
+                                                parse_model)
 from corpustok.sentencepiece import reference as ref
+from corpustok.sentencepiece.normalizer import normalizer_state
+from corpustok.sentencepiece.unigram import encode_unigram, unigram_state
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -50,6 +54,9 @@ class SentencePieceTokenizer:
         self._model = parse_model(self._data, source)
         self._vocab = ref.Vocab(self._model)
         self._index = {p: i for i, p in reversed(list(enumerate(self._model.pieces)))}
+        self._unigram = None
+        if self._model.trainer["model_type"] == UNIGRAM:
+            self._unigram = (normalizer_state(self._model), unigram_state(self._model))
 
     @classmethod
     def from_file(cls, path):
@@ -115,7 +122,12 @@ class SentencePieceTokenizer:
         _no_special(recognize_special)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        return ref.encode_bytes(self._vocab, replace_surrogates(text)[0])
+        raw = replace_surrogates(text)[0]
+        if self._unigram is not None:
+            data = np.frombuffer(raw, np.uint8)
+            ids, _, _ = encode_unigram(*self._unigram, data, np.array([0, len(raw)], np.int64))
+            return ids.tolist()
+        return ref.encode_bytes(self._vocab, raw)
 
     def encode_arrays(self, batch, *, recognize_special=False, threads=1):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
@@ -125,6 +137,11 @@ class SentencePieceTokenizer:
         _no_special(recognize_special)
         n = len(batch)
         data, offs = batch.data, batch.offsets
+        if self._unigram is not None:
+            ids, id_offsets, bad = encode_unigram(*self._unigram, data,
+                                                  np.ascontiguousarray(offs, np.int64))
+            replaced = bad if batch.replaced is None else batch.replaced.astype(np.int64) + bad
+            return ids, id_offsets, replaced
         ids, counts = [], np.zeros(n + 1, np.int64)
         replaced = np.zeros(n, np.int64) if batch.replaced is None else \
             batch.replaced.astype(np.int64).copy()

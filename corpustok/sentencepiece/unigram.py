@@ -5,8 +5,9 @@ and their float32 Viterbi scores), and :func:`encode_unigram` runs normalizer an
 batch. The readable reference is :func:`corpustok.sentencepiece.reference.unigram_segments`."""
 import numpy as np
 
+from corpustok.bpe_stream import read_only
 from corpustok.kernels.sentencepiece.trie import build_trie
-from corpustok.kernels.sentencepiece.unigram import UnigramState, unigram_batch
+from corpustok.kernels.sentencepiece.unigram import SCORE_RESET, UnigramState, unigram_batch
 from corpustok.sentencepiece.model_file import NORMAL, UNKNOWN, USER_DEFINED
 from corpustok.sentencepiece.normalizer import normalize
 
@@ -37,16 +38,20 @@ def unigram_state(model):
     unk_score = np.array([np.float32(min_score) - UNK_PENALTY], np.float32)
     index = {p: i for i, p in enumerate(model.pieces)}
     byte_ids = np.array([index.get(f"<0x{b:02X}>", unk_id) for b in range(256)], np.int32)
-    for a in (da, piece, scores, byte_ids, unk_score):
+    reset = np.array([SCORE_RESET], np.float32)
+    for a in (da, piece, scores, byte_ids, unk_score, reset):
         a.flags.writeable = False
     return UnigramState(da=da, piece=piece, scores=scores, byte_ids=byte_ids,
                         unk_id=np.int64(unk_id), unk_score=unk_score,
-                        byte_fallback=np.int64(model.byte_fallback))
+                        byte_fallback=np.int64(model.byte_fallback), reset=reset)
 
 
 def encode_unigram(norm_state, state, data, offsets):
     """``(ids int32, id_offsets int64 [n+1], replaced int64 [n])`` of the raw UTF-8
-    documents ``data[offsets[d]:offsets[d + 1]]``."""
+    documents ``data[offsets[d]:offsets[d + 1]]``. Every array reaches the kernels read-only:
+    one compiled signature whatever the caller passes."""
+    data = read_only(np.ascontiguousarray(data, np.uint8))
+    offsets = read_only(np.ascontiguousarray(offsets, np.int64))
     text, text_offsets, replaced = normalize(norm_state, data, offsets)
-    ids, id_offsets = unigram_batch(text, text_offsets, state)
+    ids, id_offsets = unigram_batch(read_only(text), read_only(text_offsets), state)
     return ids, id_offsets, replaced

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 LOW32 = 0xFFFFFFFF
-SCORE_RESET = np.float32(100000.0)
+SCORE_RESET = np.float32(100000.0)  # what UnigramState.reset holds
 
 UnigramState = namedtuple("UnigramState", [
     "da",            # int64 double array of the NORMAL and USER_DEFINED pieces (see .trie)
@@ -35,6 +35,7 @@ UnigramState = namedtuple("UnigramState", [
     "unk_id",        # int64
     "unk_score",     # float32 [1]: min NORMAL score - 10
     "byte_fallback",  # int64 0/1
+    "reset",         # float32 [1]: the rebase threshold, 100,000 (kScoreResetThreshold)
 ])
 
 _LEAD_LEN = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4], np.int64)
@@ -51,6 +52,7 @@ def unigram_batch(data, offsets, state):
     unk_id = state.unk_id
     unk_score = state.unk_score[0]
     byte_fallback = state.byte_fallback
+    reset = state.reset[0]
     lead_len = _LEAD_LEN
     n_docs = len(offsets) - 1
     longest = 0
@@ -75,7 +77,7 @@ def unigram_batch(data, offsets, state):
         frontier = 0
         while at < size:
             here = score[at]
-            if here < -SCORE_RESET or here > SCORE_RESET:
+            if here < -reset or here > reset:
                 for k in range(at, frontier + 1):
                     if k == at or back[k] != -1:
                         score[k] = score[k] - here
