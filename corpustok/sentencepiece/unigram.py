@@ -3,6 +3,8 @@
 :class:`~corpustok.sentencepiece.model_file.SentencePieceModel` once (the trie of its pieces
 and their float32 Viterbi scores), and :func:`encode_unigram` runs normalizer and Viterbi on a
 batch. The readable reference is :func:`corpustok.sentencepiece.reference.unigram_segments`."""
+import sys
+
 import numpy as np
 
 from corpustok.bpe_stream import read_only
@@ -32,6 +34,14 @@ def unigram_state(model):
             if t == USER_DEFINED:
                 scores[i] = np.float32(0.1 * (len(raw) - 1))
     da, piece = build_trie(keys, ids)
+    # one cache line per trie step: [check << 32 | base, piece << 32 | score bits]
+    nodes = np.empty(2 * len(da), np.int64)
+    nodes[0::2] = da
+    slot_score = np.where(piece >= 0, scores[np.maximum(piece, 0)], np.float32(0))
+    nodes[1::2] = (piece.astype(np.int64) << 32) | \
+        slot_score.astype(np.float32).view(np.uint32).astype(np.int64)
+    node_scores = nodes.view(np.float32)
+    assert sys.byteorder == "little"  # node_scores[4t + 2] is the low half of nodes[2t + 1]
     unk_id = int(np.flatnonzero(model.types == UNKNOWN)[0])
     normal = model.scores[model.types == NORMAL]
     min_score = normal.min() if len(normal) else np.float32(3.4e38)
@@ -39,9 +49,9 @@ def unigram_state(model):
     index = {p: i for i, p in enumerate(model.pieces)}
     byte_ids = np.array([index.get(f"<0x{b:02X}>", unk_id) for b in range(256)], np.int32)
     reset = np.array([SCORE_RESET], np.float32)
-    for a in (da, piece, scores, byte_ids, unk_score, reset):
+    for a in (nodes, node_scores, byte_ids, unk_score, reset):
         a.flags.writeable = False
-    return UnigramState(da=da, piece=piece, scores=scores, byte_ids=byte_ids,
+    return UnigramState(nodes=nodes, node_scores=node_scores, byte_ids=byte_ids,
                         unk_id=np.int64(unk_id), unk_score=unk_score,
                         byte_fallback=np.int64(model.byte_fallback), reset=reset)
 

@@ -33,6 +33,8 @@ NormalizerState = namedtuple("NormalizerState", [
     "dummy_prefix",  # int64 0/1: add_dummy_prefix
     "collapse",      # int64 0/1: remove_extra_whitespaces
     "escape",        # int64 0/1: escape_whitespaces (' ' -> U+2581)
+    "ascii_plain",   # uint8 [128 * 129]: [b * 129 + c] = 1 when ASCII b followed by ASCII c
+                     # (c = 128: the text's end) starts no charsmap key: b is copied as is
 ])
 
 SRC_INPUT, SRC_STRINGS, SRC_FFFD = 0, 1, 2
@@ -132,6 +134,7 @@ def normalize_batch(data, offsets, state):
     collapse = state.collapse
     escape = state.escape
     dummy = state.dummy_prefix
+    ascii_plain = state.ascii_plain
     n_docs = len(offsets) - 1
     out = np.empty(max(16, 3 * (offsets[n_docs] - offsets[0]) // 2 + 3 * n_docs + 16), np.uint8)
     out_offsets = np.empty(n_docs + 1, np.int64)
@@ -162,7 +165,18 @@ def normalize_batch(data, offsets, state):
             r0 = at
             rn = 0
             n = 0
-            if has_user:
+            b = np.int64(data[at])
+            if b < 0x80 and not has_user:
+                # ASCII: the charsmap walk is needed only where a key may start (a table
+                # of the first two bytes)
+                if at + 1 < end:
+                    c = np.int64(data[at + 1])
+                    if c < 0x80 and ascii_plain[b * 129 + c]:
+                        n = 1
+                elif ascii_plain[b * 129 + 128]:
+                    n = 1
+                rn = n
+            if n == 0 and has_user:
                 n = user_prefix(user_da, user_val, data, at, end)
                 rn = n
             if n == 0 and has_charsmap:
@@ -188,7 +202,8 @@ def normalize_batch(data, offsets, state):
                     continue
                 started = 1
                 if dummy:
-                    out = grown(out, j + 3)
+                    if j + 3 > len(out):
+                        out = grown(out, j + 3)
                     if escape:
                         out[j] = 0xE2
                         out[j + 1] = 0x96
@@ -206,7 +221,8 @@ def normalize_batch(data, offsets, state):
                         break
                     k += 1
             if k < rn:
-                out = grown(out, j + 3 * (rn - k))
+                if j + 3 * (rn - k) > len(out):
+                    out = grown(out, j + 3 * (rn - k))
                 last = 0
                 while k < rn:
                     if src == SRC_FFFD:

@@ -28,9 +28,11 @@ LOW32 = 0xFFFFFFFF
 SCORE_RESET = np.float32(100000.0)  # what UnigramState.reset holds
 
 UnigramState = namedtuple("UnigramState", [
-    "da",            # int64 double array of the NORMAL and USER_DEFINED pieces (see .trie)
-    "piece",         # int32: the piece id ending at each slot, or -1
-    "scores",        # float32 [n pieces]: the Viterbi score (user-defined: 0.1 * (bytes - 1))
+    "nodes",         # int64 [2 * slots]: the double array of the NORMAL and USER_DEFINED
+                     # pieces (see .trie), interleaved: nodes[2t] = check << 32 | base,
+                     # nodes[2t + 1] = piece id << 32 | the bits of its float32 Viterbi score
+                     # (piece id -1: no piece ends at t), so a step reads one cache line
+    "node_scores",   # float32 view of nodes: the score of slot t is node_scores[4t + 2]
     "byte_ids",      # int32 [256]: the <0xXX> piece of each byte (byte fallback), else unk
     "unk_id",        # int64
     "unk_score",     # float32 [1]: min NORMAL score - 10
@@ -45,9 +47,8 @@ _LEAD_LEN = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4], np.int64)
 def unigram_batch(data, offsets, state):
     """``(ids int32, id_offsets int64 [n+1])`` of the normalized documents
     ``data[offsets[d]:offsets[d + 1]]``."""
-    da = state.da
-    piece = state.piece
-    scores = state.scores
+    nodes = state.nodes
+    node_scores = state.node_scores
     byte_ids = state.byte_ids
     unk_id = state.unk_id
     unk_score = state.unk_score[0]
@@ -67,11 +68,13 @@ def unigram_batch(data, offsets, state):
     id_offsets[0] = 0
     m = 0
     zero = np.float32(0.0)
+    unreached = np.float32(-np.inf)  # below any offer: the first offer is always kept
     for d in range(n_docs):
         base = offsets[d]
         size = offsets[d + 1] - base
         for k in range(size + 1):
             back[k] = -1
+            score[k] = unreached
         score[0] = zero
         at = 0
         frontier = 0
@@ -85,25 +88,25 @@ def unigram_batch(data, offsets, state):
             mblen = min(lead_len[np.int64(data[base + at]) >> 4], size - at)
             single = False
             s = 0
-            nx = da[0]
+            nx = nodes[0]
             i = at
             while i < size:
                 t = (nx & LOW32) + np.int64(data[base + i]) + 1
-                y = da[t]
+                y = nodes[2 * t]
                 if (y >> 32) != s:
                     break
                 s = t
                 nx = y
                 i += 1
-                p = piece[t]
-                if p >= 0:
+                w = nodes[2 * t + 1]
+                if w >= 0:  # a piece ends here
                     if i > frontier:
                         frontier = i
-                    cand = scores[p] + here
-                    if back[i] == -1 or cand > score[i]:
+                    cand = node_scores[4 * t + 2] + here
+                    if cand > score[i]:  # (unreached: -inf) ties keep the earlier start
                         score[i] = cand
                         back[i] = at
-                        best[i] = p
+                        best[i] = w >> 32
                     if i - at == mblen:
                         single = True
             if not single:
@@ -111,7 +114,7 @@ def unigram_batch(data, offsets, state):
                 if i > frontier:
                     frontier = i
                 cand = unk_score + here
-                if back[i] == -1 or cand > score[i]:
+                if cand > score[i]:
                     score[i] = cand
                     back[i] = at
                     best[i] = unk_id
