@@ -175,6 +175,15 @@ def normalize_batch(data, offsets, state):
                         n = 1
                 elif ascii_plain[b * 129 + 128]:
                     n = 1
+                if n == 1 and b != 0x20 and started:
+                    # the common case, written out: a plain ASCII character, not a space
+                    if j + 1 > len(out):
+                        out = grown(out, j + 1)
+                    out[j] = b
+                    j += 1
+                    prev_space = 0
+                    at += 1
+                    continue
                 rn = n
             if n == 0 and has_user:
                 n = user_prefix(user_da, user_val, data, at, end)
