@@ -60,8 +60,7 @@ def unigram_batch(data, offsets, state):
     for d in range(n_docs):
         longest = max(longest, offsets[d + 1] - offsets[d])
     score = np.zeros(longest + 1, np.float32)
-    back = np.empty(longest + 1, np.int64)
-    best = np.empty(longest + 1, np.int32)
+    link = np.empty(longest + 1, np.int64)  # start << 32 | id of the best piece ending here
     path = np.empty(longest + 1, np.int64)
     ids = np.empty(offsets[n_docs] - offsets[0], np.int32)  # a segment holds >= 1 byte
     id_offsets = np.empty(n_docs + 1, np.int64)
@@ -73,8 +72,7 @@ def unigram_batch(data, offsets, state):
         base = offsets[d]
         size = offsets[d + 1] - base
         for k in range(size + 1):
-            back[k] = -1
-            score[k] = unreached
+            score[k] = unreached  # (reached: a finite score)
         score[0] = zero
         at = 0
         frontier = 0
@@ -82,7 +80,7 @@ def unigram_batch(data, offsets, state):
             here = score[at]
             if here < -reset or here > reset:
                 for k in range(at, frontier + 1):
-                    if k == at or back[k] != -1:
+                    if k == at or score[k] != unreached:
                         score[k] = score[k] - here
                 here = zero
             mblen = min(lead_len[np.int64(data[base + at]) >> 4], size - at)
@@ -105,8 +103,7 @@ def unigram_batch(data, offsets, state):
                     cand = node_scores[4 * t + 2] + here
                     if cand > score[i]:  # (unreached: -inf) ties keep the earlier start
                         score[i] = cand
-                        back[i] = at
-                        best[i] = w >> 32
+                        link[i] = (at << 32) | (w >> 32)
                     if i - at == mblen:
                         single = True
             if not single:
@@ -116,8 +113,7 @@ def unigram_batch(data, offsets, state):
                 cand = unk_score + here
                 if cand > score[i]:
                     score[i] = cand
-                    back[i] = at
-                    best[i] = unk_id
+                    link[i] = (at << 32) | unk_id
             at += mblen
         # the best path, read back from the end, then written forward
         n_seg = 0
@@ -125,14 +121,15 @@ def unigram_batch(data, offsets, state):
         while end > 0:
             path[n_seg] = end
             n_seg += 1
-            end = back[end]
+            end = link[end] >> 32
         prev_unk = False
         for q in range(n_seg - 1, -1, -1):
             end = path[q]
-            p = best[end]
+            start = link[end] >> 32
+            p = link[end] & LOW32
             unk = p == unk_id
             if unk and byte_fallback:
-                for k in range(base + back[end], base + end):
+                for k in range(base + start, base + end):
                     ids[m] = byte_ids[data[k]]
                     m += 1
             elif not (unk and prev_unk):
