@@ -180,7 +180,7 @@ def build_trie(keys, values=None):
     """``(da, value)`` of a list of ``bytes`` keys (values: their index, or ``values``)."""
     off = np.zeros(len(keys) + 1, np.int64)
     np.cumsum([len(k) for k in keys], out=off[1:])
-    data = np.frombuffer(b"".join(keys), np.uint8) if keys else np.zeros(0, np.uint8)
+    data = np.frombuffer(b"".join(keys), np.uint8).copy()  # writable: one signature of build
     vals = np.arange(len(keys), dtype=np.int64) if values is None else \
         np.asarray(values, np.int64)
     return build(data, off, vals)
