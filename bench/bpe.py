@@ -23,7 +23,7 @@ picks some):
    modern rank files of ``../shared/data/vocab/modern`` (skipped when absent): cl100k_base
    (whose pattern Llama 3 uses) and o200k_base. corpustok vs tiktoken (GPT-2's from its
    vocabulary, the others from the rank file with the pattern of
-   :data:`corpustok.pretokenize.PATTERNS`), gigatoken and HF ``tokenizers`` (the
+   :data:`corpustok.pretokenize.patterns.PATTERNS`), gigatoken and HF ``tokenizers`` (the
    tokenizer.json of ``to_hf()``), ids checked against corpustok's. gigatoken and HF cache
    the ids of chunks across calls, so their "fresh" rows time a new tokenizer per run, warmed
    up on 1 MB of other corpus text; gigatoken's "same text again" row shows what its cache
@@ -55,10 +55,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, SHARED_CORPUS, banner, cpu_seconds, timed  # noqa: E402
 
 import corpustok  # noqa: E402
-from corpustok._arrow import utf8_batch  # noqa: E402
-from corpustok.bpe import BytePairTokenizer  # noqa: E402
-from corpustok.pretokenize import GPT2_PATTERN, PATTERNS, split_arrays  # noqa: E402
-from corpustok.ube import bytes_to_unicode  # noqa: E402
+from corpustok.arrow import utf8_batch  # noqa: E402
+from corpustok.bpe.tokenizer import BytePairTokenizer  # noqa: E402
+from corpustok.pretokenize.patterns import GPT2_PATTERN, PATTERNS, split_arrays  # noqa: E402
+from corpustok.substrate import bytes_to_unicode  # noqa: E402
 
 GPT2 = REPO / "tests" / "data" / "gpt2"
 MODERN = SHARED_CORPUS.parent / "vocab" / "modern"
@@ -267,7 +267,7 @@ def modern_contenders(stem, path, enc, lines, arr, held_out, runs):
             lambda: timed_cold(lambda: fresh_corpustok(path, held_out),
                                lambda tok: tok.encode_batch(arr), 1)[1], runs)
         print(f"  {stem}: corpustok's speed / gigatoken's, both fresh, CPU time, {ratio}")
-    doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/test_hf_export.py)
+    doc = json.dumps(ours.to_hf())  # our export: the same ids in HF (tests/formats/test_hf_export.py)
     hf = Tokenizer.from_str(doc)
     others["HF"] = [e.ids for e in hf.encode_batch(lines)]
     def hf_fresh():

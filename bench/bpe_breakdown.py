@@ -2,7 +2,7 @@
 
 Stages are measured by running the real kernels on the same text in ways that isolate them:
 
-- **split**: ``split_batch`` alone (the window rules of ``kernels/split_fast.py`` where the
+- **split**: ``split_batch`` alone (the window rules of ``kernels/split/fast.py`` where the
   pattern has one, the interpreter elsewhere), and beside it the interpreter alone;
 - **UTF-8 check**: Arrow's validation (``is_well_formed``), which an Arrow column of unknown
   origin takes before encoding so that the output is sized without a counting pass; text from
@@ -52,16 +52,17 @@ from _common import REPO, banner  # noqa: E402
 from bpe import CORPORA, CORPUS, corpus_sample, package_version  # noqa: E402
 
 import corpustok  # noqa: E402
-from corpustok._arrow import is_well_formed, utf8_batch  # noqa: E402
-from corpustok.kernels.bpe_cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa: E402
+from corpustok.arrow import is_well_formed, utf8_batch  # noqa: E402
+from corpustok.kernels.bpe.cache import (FAST_KEY, FAST_WORDS, WIDE_KEY,  # noqa: E402
                                          WIDE_WORDS, chunk_cache, general_hash, line_key)
-from corpustok.kernels.bpe_chunk import (LONG, WORK, chunk_merger, chunk_symbols,  # noqa: E402
+from corpustok.kernels.bpe.chunk import (LONG, WORK, chunk_merger, chunk_symbols,  # noqa: E402
                                          merge_chunk)
-from corpustok.kernels.bpe_merge import long_work  # noqa: E402
-from corpustok.kernels.bpe_premerge import premerge  # noqa: E402
-from corpustok.kernels.split_fast import split_batch  # noqa: E402
-from corpustok.pretokenize import pattern_named, split_arrays  # noqa: E402
-from corpustok.split_pattern import compile_pattern  # noqa: E402
+from corpustok.kernels.bpe.merge import long_work  # noqa: E402
+from corpustok.kernels.bpe.encode import EncodeWork  # noqa: E402
+from corpustok.kernels.bpe.premerge import premerge  # noqa: E402
+from corpustok.kernels.split.fast import split_batch  # noqa: E402
+from corpustok.pretokenize.patterns import pattern_named, split_arrays  # noqa: E402
+from corpustok.pretokenize.pattern import compile_pattern  # noqa: E402
 
 
 def cpu_median(fn, runs, setup=lambda: None):
@@ -146,7 +147,7 @@ def miss_stages(tok, data, starts, ends, first, runs):
     first = first[ends[first] - starts[first] <= WORK]
     s, e = starts[first], ends[first]
     ids, keys = np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64)  # as the encoder's
-    merger = chunk_merger(tok._model, (ids, keys, None, None, long_work(LONG)))
+    merger = chunk_merger(tok._model, EncodeWork(ids, keys, None, None, long_work(LONG), None))
     out = np.empty(3 * WORK, np.int32)
     n = len(first)
 

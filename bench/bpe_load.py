@@ -33,11 +33,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import banner  # noqa: E402
 
-from corpustok.ube import bytes_to_unicode  # noqa: E402
+from corpustok.substrate import bytes_to_unicode  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time
-import corpustok, corpustok.bpe, corpustok.wordpiece
+import corpustok, corpustok.bpe.tokenizer, corpustok.wordpiece.tokenizer
 
 def rss_mib():
     with open("/proc/self/statm") as f:

@@ -26,7 +26,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     banner("BPE training", ("corpustok", "numba", "tokenizers", "sentencepiece"))
-    from corpustok.bpe_train import count_chunks, train, train_from_counts
+    from corpustok.bpe.train import count_chunks, train, train_from_counts
 
     lines = corpus_lines(args.mb)
     size = sum(len(x.encode("utf-8")) for x in lines)

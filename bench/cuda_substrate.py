@@ -23,7 +23,7 @@ import numpy as np
 
 from _common import REPO, SHARED_CORPUS, banner, corpus_lines, timed
 from corpustok.kernels import cuda as kc
-from corpustok.kernels.substrate_codec import UBE, UTF8, UTF16, encode_symbols
+from corpustok.kernels.substrate import UBE, UTF8, UTF16, encode_symbols
 
 SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
 

@@ -90,7 +90,7 @@ def build_input(folder, megabytes, docs):
 def kernel_mbps(tokenizer, path, runs):
     """Median MB/s of ``encode_arrays`` over the file's row groups, one process."""
     import corpustok
-    from corpustok._arrow import utf8_batch
+    from corpustok.arrow import utf8_batch
     tok = corpustok.load(tokenizer)
     pf = pq.ParquetFile(path)
     groups = [utf8_batch(pf.read_row_group(i, columns=["text"]).column(0))
@@ -112,7 +112,7 @@ def shard_stages(tokenizer, path, shards=12):
     of ``tokenize_batch`` (markers, input checksum, the token table) and ``write_shard``. The
     kernel runs on a second tokenizer that sees the same shards, so both caches match."""
     import corpustok
-    from corpustok._arrow import one_array, utf8_batch
+    from corpustok.arrow import one_array, utf8_batch
     from corpustok.pipeline.read.units import read_documents
     from corpustok.pipeline.output.shards import write_shard
     from corpustok.pipeline.encode import tokenize_batch

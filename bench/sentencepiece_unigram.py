@@ -95,7 +95,7 @@ def encoder(engine, name, json_dir):
     t = time.perf_counter()
     if engine == "corpustok":
         import corpustok
-        from corpustok._arrow import utf8_batch
+        from corpustok.arrow import utf8_batch
         tok = corpustok.load(model)
 
         def run(texts):

@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 
 from _common import banner, corpus_lines, timed
-from corpustok import ube
-from corpustok._arrow import utf8_batch
-from corpustok.kernels.substrate_codec import encode_symbols
+from corpustok import substrate as ube
+from corpustok.arrow import utf8_batch
+from corpustok.kernels.substrate import encode_symbols
 
 RUNS_RE = re.compile("[\u0000-\u07ff]+|[^\u0000-\u07ff]+")
 

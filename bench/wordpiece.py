@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import timed  # noqa: E402
 
 import corpustok  # noqa: E402
-from corpustok._arrow import utf8_batch  # noqa: E402
-from corpustok.wordpiece import WordPiece  # noqa: E402
+from corpustok.arrow import utf8_batch  # noqa: E402
+from corpustok.wordpiece.tokenizer import WordPiece  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

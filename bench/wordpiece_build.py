@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import banner  # noqa: E402
 
-from corpustok.kernels.wordpiece_build import build_trie  # noqa: E402
-from corpustok.wordpiece import BERT_SPECIALS, WordPiece  # noqa: E402
+from corpustok.kernels.wordpiece.build import build_trie  # noqa: E402
+from corpustok.wordpiece.tokenizer import BERT_SPECIALS, WordPiece  # noqa: E402
 
 ALPHABET = ("abcdefghijklmnopqrstuvwxyz0123456789"
             "éèêàçñöüßøåæœłżšžčďěřůαβγδειкнор")

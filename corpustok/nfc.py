@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from corpustok._arrow import Utf8Batch, decode_replacing
+from corpustok.arrow import Utf8Batch, decode_replacing
 from corpustok.kernels.nfc_check import nfc_suspects
 
 __all__ = ["flagged_code_points", "nfc_batch", "NfcStream"]

@@ -33,7 +33,7 @@ import sys
 
 import numpy as np
 
-from corpustok._arrow import id_lists
+from corpustok.arrow import id_lists
 
 SEGMENT_TOKENS = 16 << 20  # an export is read in slices of about this many tokens
 MANIFEST_VERSION = 2  # the run manifests read here: entries with the shard's file and sha256
@@ -58,18 +58,64 @@ def _fingerprint(identity):
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+# ---- where the files are ------------------------------------------------------------------
+
+class _Files:
+    """The few file operations the reader needs, on the local disk (``fs`` None) or on a
+    ``pyarrow.fs.FileSystem`` (S3, GCS, HDFS, ...: paths without their scheme)."""
+
+    def __init__(self, fs=None):
+        self.fs = fs
+
+    def exists(self, path):
+        if self.fs is None:
+            return os.path.exists(path)
+        import pyarrow.fs as pafs
+        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def size(self, path):
+        """The file's size in bytes; FileNotFoundError when it is missing."""
+        if self.fs is None:
+            return os.stat(path).st_size
+        import pyarrow.fs as pafs
+        info = self.fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(path)
+        return info.size
+
+    def read(self, path):
+        if self.fs is None:
+            with open(path, "rb") as f:
+                return f.read()
+        with self.fs.open_input_stream(path) as f:
+            return f.read()
+
+
+def _located(source, filesystem):
+    """``(path, files)``: ``source`` on the given ``pyarrow.fs.FileSystem`` (its scheme
+    dropped), or on the filesystem its URI names (``s3://bucket/out``: pyarrow's, configured
+    from the environment), or a local path."""
+    if filesystem is None and "://" not in source:
+        return source, _Files()
+    if filesystem is None:
+        import pyarrow.fs as pafs
+        filesystem, path = pafs.FileSystem.from_uri(source)
+        return path, _Files(filesystem)
+    return (source.split("://", 1)[1] if "://" in source else source), _Files(filesystem)
+
+
 # ---- shard folders -----------------------------------------------------------------------
 
-def _folder_segments(folder, run):
+def _folder_segments(folder, run, files):
     """``(segments, fingerprint)`` of the tokenize output ``folder`` whose run manifest is at
     ``run``: a segment per listed shard, each shard's presence and size checked here."""
-    manifest = _load_json(run)
+    manifest = json.loads(files.read(run))
     _check_run_manifest(folder, run, manifest)
     segments, identity = [], []
     for e in manifest["shards"]:
-        path = os.path.join(folder, e["file"])
-        _check_size(folder, path, e["parquet_bytes"])
-        segments.append((e["tokens"], _shard_loader(folder, path, e)))
+        path = f"{folder.rstrip('/')}/{e['file']}"
+        _check_size(folder, path, e["parquet_bytes"], files)
+        segments.append((e["tokens"], _shard_loader(folder, path, e, files)))
         identity.append([e["file"], e["parquet_bytes"], e["sha256"], e["tokens"]])
     return segments, _fingerprint(identity)
 
@@ -91,9 +137,9 @@ def _check_run_manifest(folder, run, manifest):
         raise ValueError(f"{run}: status {manifest.get('status')}, not COMPLETED")
 
 
-def _check_size(folder, path, expected):
+def _check_size(folder, path, expected, files):
     try:
-        size = os.stat(path).st_size
+        size = files.size(path)
     except FileNotFoundError:
         raise ValueError(f"{path}: missing, though the run manifest lists it: check the "
                          f"folder with `corpustok verify {folder}` and rerun `corpustok "
@@ -104,14 +150,13 @@ def _check_size(folder, path, expected):
                          "rerun `corpustok tokenize` to remake it")
 
 
-def _shard_loader(folder, path, entry):
+def _shard_loader(folder, path, entry, files):
     """A function reading the shard at ``path`` whole: its bytes hashed and checked against
     ``entry`` before they are parsed, then its ``(ids int32, offsets)``."""
     def load():
         import pyarrow as pa
         import pyarrow.parquet as pq
-        with open(path, "rb") as f:
-            data = f.read()
+        data = files.read(path)
         sha = hashlib.sha256(data).hexdigest()
         if sha != entry["sha256"]:
             raise ValueError(f"{path}: damaged or replaced: sha256 {sha}, expected "
@@ -186,11 +231,16 @@ def _slices(data, lengths):
     return segments
 
 
-def _open(source):
-    """``(segments, fingerprint)`` of a folder or an export prefix."""
-    run = os.path.join(source, ".corpustok", "manifest.json")
-    if os.path.exists(run):
-        return _folder_segments(source, run)
+def _open(source, filesystem=None):
+    """``(segments, fingerprint)`` of a folder (local or on ``filesystem``) or a local export
+    prefix."""
+    folder, files = _located(source, filesystem)
+    run = f"{folder.rstrip('/')}/.corpustok/manifest.json"
+    if files.exists(run):
+        return _folder_segments(folder, run, files)
+    if files.fs is not None:
+        raise ValueError(f"{source}: no tokenize output folder there (no .corpustok/manifest"
+                         ".json); an export is memory-mapped, so it is read from a local path")
     if os.path.exists(source + ".export.journal"):
         raise ValueError(f"{source}.export.journal: the export at {source} was interrupted "
                          "while its files were put in place: rerun `corpustok export` to "
@@ -291,6 +341,11 @@ class PackedSequences:
     For the inputs ``tokens[:-1]``, ``cu_seqlens`` are the starts below ``seq_len`` and then
     ``seq_len``; position ids restart at each start.
 
+    ``source`` may be on an object store: a URI (``s3://bucket/shards``, ``gs://...``: pyarrow's
+    filesystem for it, configured from the environment) or a path on ``filesystem``, a
+    ``pyarrow.fs.FileSystem`` (e.g. ``S3FileSystem(endpoint_override=..., access_key=...)``;
+    it travels to DataLoader workers with the reader). Exports are memory-mapped: local only.
+
     ``seed``: a non-negative int permuting segments and documents for every epoch, None keeps
     the documents in order. ``rank``/``world_size``: this process's share of every epoch.
     ``len()`` is the number of items of the rank's epoch. Each shard is read whole, checked
@@ -332,8 +387,9 @@ class PackedSequences:
     """
 
     def __init__(self, source, seq_len, *, seed=None, drop_last=True, rank=0, world_size=1,
-                 batch_size=None):
+                 batch_size=None, filesystem=None):
         self.source = os.fspath(source)
+        self.filesystem = filesystem
         self.seq_len = _check_int("seq_len", seq_len, 1)
         self.world_size = _check_int("world_size", world_size, 1)
         self.rank = _check_int("rank", rank, 0)
@@ -344,7 +400,7 @@ class PackedSequences:
         self.drop_last = bool(drop_last)
         if batch_size is not None and not drop_last:
             raise ValueError("batch_size needs drop_last=True: a batch holds whole windows")
-        self._segments, self.fingerprint = _open(self.source)
+        self._segments, self.fingerprint = _open(self.source, filesystem)
         _register_with_torch(type(self))
         self.epoch = 0
         self._start = 0  # the position the next pass starts at
@@ -357,12 +413,13 @@ class PackedSequences:
         return {"source": self.source, "seq_len": self.seq_len, "seed": self.seed,
                 "drop_last": self.drop_last, "rank": self.rank, "world_size": self.world_size,
                 "batch_size": self.batch_size, "fingerprint": self.fingerprint,
-                "epoch": self.epoch, "start": self._start}
+                "epoch": self.epoch, "start": self._start, "filesystem": self.filesystem}
 
     def __setstate__(self, state):
         self.__init__(state["source"], state["seq_len"], seed=state["seed"],
                       drop_last=state["drop_last"], rank=state["rank"],
-                      world_size=state["world_size"], batch_size=state["batch_size"])
+                      world_size=state["world_size"], batch_size=state["batch_size"],
+                      filesystem=state.get("filesystem"))
         if self.fingerprint != state["fingerprint"]:
             raise ValueError(f"{self.source}: changed since the reader was made (fingerprint "
                              f"{self.fingerprint}, then {state['fingerprint']})")

@@ -2,7 +2,7 @@
 
 The pipeline, the report and the CLI are written against this protocol, not against a class,
 so a new model (another BPE family, a Unigram model) plugs in by offering these methods.
-:class:`~corpustok.wordpiece.WordPiece` and :class:`~corpustok.bpe.BytePairTokenizer` satisfy
+:class:`~corpustok.wordpiece.tokenizer.WordPiece` and :class:`~corpustok.bpe.tokenizer.BytePairTokenizer` satisfy
 it structurally (``isinstance(tok, Tokenizer)`` is checked in the tests).
 """
 from typing import Optional, Protocol, Sequence, runtime_checkable
@@ -10,7 +10,7 @@ from typing import Optional, Protocol, Sequence, runtime_checkable
 import numpy as np
 import pyarrow as pa
 
-from corpustok._arrow import Utf8Batch
+from corpustok.arrow import Utf8Batch
 
 FILE_FORMAT = "corpustok"  # value of the "format" key in corpustok tokenizer files
 

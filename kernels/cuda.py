@@ -1,4 +1,4 @@
-"""numba.cuda mirror of the substrate codec (:func:`corpustok.kernels.substrate_codec.encode_symbols`).
+"""numba.cuda mirror of the substrate codec (:func:`corpustok.kernels.substrate.encode_symbols`).
 
 Optional: ``numba.cuda`` is imported on first use only, so the CPU install never needs a GPU
 stack. With the ``numba-cuda`` package installed, ``import numba.cuda`` resolves to NVIDIA's
@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-from corpustok.kernels.substrate_codec import put_symbols, symbol_count
+from corpustok.kernels.substrate import put_symbols, symbol_count
 from corpustok.kernels.unicode import utf8_step
 
 HALO = 3  # a decode step covers at most three bytes after its first one
@@ -342,7 +342,7 @@ def encode_on_device(d_data, d_offsets, substrate, threads=THREADS, per_thread=P
 
 
 def encode_symbols_cuda(data, offsets, substrate, threads=THREADS, per_thread=PER_THREAD):
-    """GPU twin of :func:`corpustok.kernels.substrate_codec.encode_symbols`, with identical results.
+    """GPU twin of :func:`corpustok.kernels.substrate.encode_symbols`, with identical results.
 
     ``data`` is a uint8 UTF-8 buffer and ``offsets`` its Arrow-style int32/int64 offsets
     (``offsets[0]`` may be non-zero, as in a sliced Arrow array); invalid UTF-8 becomes U+FFFD

@@ -12,9 +12,7 @@ subject, each importing only those before it (docs/architecture.md):
 
 The module names users imported before the folders existed (documented in the README and
 docs/) still import: each is the module it became (:data:`MOVED`)."""
-import importlib
-import importlib.util
-import sys
+from corpustok.moved import keep_old_names
 
 # Old name -> the module it is now. Only names the documentation gave users.
 MOVED = {
@@ -28,27 +26,4 @@ MOVED = {
 }
 
 
-class _MovedModules:
-    """Finds ``corpustok.pipeline.<old name>`` and gives the module it is now (the same
-    object, so monkeypatching either name patches both)."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        prefix, _, old = name.rpartition(".")
-        if prefix != __name__ or old not in MOVED:
-            return None
-        return importlib.util.spec_from_loader(name, _MovedModules)
-
-    @staticmethod
-    def create_module(spec):
-        module = importlib.import_module(f"{__name__}.{MOVED[spec.name.rpartition('.')[2]]}")
-        spec.loader_state = module.__spec__  # the import system sets __spec__ to the old name's
-        return module
-
-    @staticmethod
-    def exec_module(module):
-        module.__spec__ = module.__spec__.loader_state
-
-
-if not any(f is _MovedModules for f in sys.meta_path):
-    sys.meta_path.append(_MovedModules)
+keep_old_names(__name__, MOVED)

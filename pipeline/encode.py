@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import corpustok
-from corpustok._arrow import decode_replacing, list_array, one_array, utf8_batch
+from corpustok.arrow import decode_replacing, list_array, one_array, read_only, utf8_batch
+from corpustok.kernels.markers import add_markers
 from corpustok.schemas import DOCUMENTS, REJECTS, TOKENS, with_id_type
 
 from corpustok.pipeline import files
@@ -150,22 +151,11 @@ def _stream_encode(tok, data: np.ndarray):
 
 
 def _add_markers(ids, offsets, bos, eos):
-    """Insert ``bos``/``eos`` around every document (vectorized, no per-document loop)."""
-    nb = 0 if bos is None else 1
-    ne = 0 if eos is None else 1
-    if nb + ne == 0:
+    """Insert ``bos``/``eos`` (None: none) around every document: one kernel call."""
+    if bos is None and eos is None:
         return ids, offsets
-    n = len(offsets) - 1
-    new_offsets = offsets + np.arange(n + 1, dtype=np.int64) * (nb + ne)
-    out = np.empty(new_offsets[-1], np.int32)
-    if nb:
-        out[new_offsets[:-1]] = bos
-    if ne:
-        out[new_offsets[1:] - 1] = eos
-    lengths = np.diff(offsets)
-    dest = np.repeat(new_offsets[:-1] + nb - offsets[:-1], lengths) + np.arange(len(ids))
-    out[dest] = ids
-    return out, new_offsets
+    return add_markers(read_only(np.asarray(ids, np.int32)), read_only(offsets),
+                       np.int64(-1 if bos is None else bos), np.int64(-1 if eos is None else eos))
 
 
 def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, threads=1):
@@ -227,8 +217,10 @@ def warm_up(tok, threads=1, notice=None):
         watcher.start()
     t0 = time.perf_counter()
     try:
-        encode_documents(tok, pa.array(WARM_UP_TEXTS, pa.string()),
-                         max_doc_bytes=len(WARM_UP_TEXTS[0].encode()), threads=threads)
+        ids, offsets, *_ = encode_documents(tok, pa.array(WARM_UP_TEXTS, pa.string()),
+                                            max_doc_bytes=len(WARM_UP_TEXTS[0].encode()),
+                                            threads=threads)
+        _add_markers(ids, offsets, 0, 0)  # the BOS/EOS kernel (one signature for all values)
     finally:
         done.set()
     return time.perf_counter() - t0

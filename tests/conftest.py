@@ -30,6 +30,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"
 SHARED_DATA = REPO.parent / "shared" / "data"
+# Files of tests/data that many test files use.
+GPT2 = TEST_DATA / "gpt2"  # OpenAI's GPT-2 vocab.json + merges.txt
+BERT_VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
+GPT2_4K_RANKS = TEST_DATA / "gpt2_4k.tiktoken"  # a 4K-token tiktoken rank file
 if os.environ.get("CORPUSTOK_NO_SHARED"):
     SHARED_DATA = REPO.parent / "shared-hidden-by-CORPUSTOK_NO_SHARED"
 
@@ -120,7 +124,7 @@ def hf_bpe_train(counts, vocab_size, substrate="ube", min_frequency=0, special_t
     fed ``count`` times. ``counts``: chunk text -> count. Returns ``(vocab, merges)``."""
     from tokenizers import Tokenizer, models, trainers
 
-    from corpustok.ube import alphabet, to_symbols
+    from corpustok.substrate import alphabet, to_symbols
     tok = Tokenizer(models.BPE())
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                   special_tokens=list(special_tokens),

@@ -3,7 +3,7 @@ counted) and no import from a later layer or pipeline subject folder into an ear
 import subprocess
 import sys
 
-from conftest import REPO
+from tests.conftest import REPO
 
 
 def test_no_import_cycle_and_no_upward_import():

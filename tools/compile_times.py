@@ -57,7 +57,7 @@ def _small_bpe(substrate):
     """A BytePairTokenizer of the substrate's alphabet and a few ASCII merges."""
     def build():
         from corpustok import BytePairTokenizer
-        from corpustok.ube import alphabet
+        from corpustok.substrate import alphabet
         vocab = {s: i for i, s in enumerate(sorted(alphabet(substrate)))}
         merges = []
         for a, b in [("t", "h"), ("th", "e"), ("i", "n"), ("e", "r"), ("a", "n")]:
@@ -116,7 +116,7 @@ def _train(_):
 def _count(_):
     import pyarrow as pa
 
-    from corpustok.bpe_train import ChunkCounts
+    from corpustok.bpe.train import ChunkCounts
     a = ChunkCounts().add(pa.array(_texts(), pa.string()))
     b = ChunkCounts().add(_texts()[:3])
     return len(a.merge(b))

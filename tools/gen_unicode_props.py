@@ -5,7 +5,7 @@ Pre-tokenizer patterns are defined by the ``regex`` module's ``\\p{Lu}``, ``\\p{
 ``regex`` itself (not from ``unicodedata``, whose Unicode version follows the Python build): one
 bit per property, run-length encoded. ``fold_from``/``fold_to`` list the non-ASCII code points
 that ``regex`` matches case-insensitively to an ASCII letter (for ``(?i:'s|'t|...)``).
-``corpustok.split_pattern.unicode_props()`` expands it. Rerun after upgrading ``regex``:
+``corpustok.pretokenize.pattern.unicode_props()`` expands it. Rerun after upgrading ``regex``:
 
     .venv/bin/python tools/gen_unicode_props.py
 """
@@ -17,7 +17,7 @@ import numpy as np
 import regex
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from corpustok.split_pattern import PROPERTY_BITS  # noqa: E402
+from corpustok.pretokenize.pattern import PROPERTY_BITS  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "corpustok" / "data" / "unicode_props.npz"
 

@@ -42,12 +42,12 @@ def child(args, out):
     import corpustok
     bpe.CORPUS[0] = args.corpus
     from bpe import corpus_sample
-    from corpustok._arrow import utf8_batch
+    from corpustok.arrow import utf8_batch
     from numba.core.registry import CPUDispatcher
 
     tok = corpustok.load(args.tokenizer)
     if args.distinct:  # the miss path: first sightings only, a new cache each rep
-        from corpustok.pretokenize import split
+        from corpustok.pretokenize.patterns import split
         warm = corpus_sample(1)
         seen = {c for line in warm for c in split(line, tok.pretokenizer)}
         firsts = []
@@ -65,7 +65,7 @@ def child(args, out):
             tok._caches.use(None)
             tok.encode_arrays(b)
     elif args.same:  # the hit path: one text again and again, a cache that holds all of it
-        from corpustok.kernels.bpe_cache import chunk_cache
+        from corpustok.kernels.bpe.cache import chunk_cache
         tok._caches.use(chunk_cache(1 << 16))
         batches = [utf8_batch(corpus_sample(args.mb))] * args.reps
         tok.encode_arrays(batches[0])

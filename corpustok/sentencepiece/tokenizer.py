@@ -2,13 +2,15 @@
 ``sentencepiece`` encodes and decodes it (decision 0033).
 
 The file is read by :mod:`corpustok.sentencepiece.model_file` (no ``protobuf`` or
-``sentencepiece`` at run time). Encoding runs the readable references of
-:mod:`corpustok.sentencepiece.reference` for now (normalizer, BPE merges by score with byte
-fallback) for BPE models; Unigram models run the Numba kernels of
-``kernels/sentencepiece`` (the charsmap normalizer and the float32 Viterbi, decision 0035),
-exact against the same references. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options:
-no ``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain
-text, as in sentencepiece.
+``sentencepiece`` at run time). A BPE model is encoded by the Numba kernel of
+:mod:`corpustok.kernels.sentencepiece.bpe` (tables and batch call in
+:mod:`corpustok.sentencepiece.bpe`, decision 0034); a Unigram model by the charsmap
+normalizer and the float32 Viterbi of :mod:`corpustok.kernels.sentencepiece.normalize` and
+``.unigram`` (state built in :mod:`corpustok.sentencepiece.normalizer` and ``.unigram``,
+decision 0035); :mod:`corpustok.sentencepiece.reference` stays the readable reference of
+both. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options: no
+``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain text,
+as in sentencepiece.
 """
 import base64
 import json
@@ -16,12 +18,14 @@ import json
 import numpy as np
 
 from corpustok.tokenizer import FILE_FORMAT
-from corpustok._arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
-from corpustok.sentencepiece.model_file import (CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
+from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
+from corpustok.sentencepiece.bpe import SentencePieceBpe
+from corpustok.sentencepiece.model_file import (BPE, CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
                                                 parse_model)
 from corpustok.sentencepiece import reference as ref
 from corpustok.sentencepiece.normalizer import normalizer_state
 from corpustok.sentencepiece.unigram import encode_unigram, unigram_state
+from corpustok.parallel import ThreadPools, check_threads
 
 __all__ = ["SentencePieceTokenizer"]
 
@@ -54,9 +58,12 @@ class SentencePieceTokenizer:
         self._model = parse_model(self._data, source)
         self._vocab = ref.Vocab(self._model)
         self._index = {p: i for i, p in reversed(list(enumerate(self._model.pieces)))}
+        self._kernel = (SentencePieceBpe(self._model, self._vocab)
+                        if self._model.trainer["model_type"] == BPE else None)
         self._unigram = None
         if self._model.trainer["model_type"] == UNIGRAM:
             self._unigram = (normalizer_state(self._model), unigram_state(self._model))
+        self._pools = ThreadPools()
 
     @classmethod
     def from_file(cls, path):
@@ -122,26 +129,32 @@ class SentencePieceTokenizer:
         _no_special(recognize_special)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        raw = replace_surrogates(text)[0]
-        if self._unigram is not None:
-            data = np.frombuffer(raw, np.uint8)
-            ids, _, _ = encode_unigram(*self._unigram, data, np.array([0, len(raw)], np.int64))
+        if self._kernel is not None or self._unigram is not None:
+            ids, _, _ = self.encode_arrays(utf8_batch([text]))
             return ids.tolist()
-        return ref.encode_bytes(self._vocab, raw)
+        return ref.encode_bytes(self._vocab, replace_surrogates(text)[0])
 
     def encode_arrays(self, batch, *, recognize_special=False, threads=1):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
         :class:`~corpustok.Utf8Batch`; ``replaced`` counts the U+FFFD that invalid bytes
         became (one per byte, sentencepiece's rule) and the lone surrogates of ``str`` input.
-        ``threads`` is accepted for the protocol; the reference runs in one."""
+        ``threads``: the kernels run parts of the batch in that many threads (same ids)."""
         _no_special(recognize_special)
+        check_threads(threads)
+        if self._kernel is not None or self._unigram is not None:
+            data = batch.data
+
+            def part(offs):
+                if self._unigram is not None:
+                    return encode_unigram(*self._unigram, data, offs)
+                return self._kernel.encode_arrays(data, offs)
+
+            ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
+            if batch.replaced is not None:
+                replaced = replaced + batch.replaced
+            return ids, offsets, replaced
         n = len(batch)
         data, offs = batch.data, batch.offsets
-        if self._unigram is not None:
-            ids, id_offsets, bad = encode_unigram(*self._unigram, data,
-                                                  np.ascontiguousarray(offs, np.int64))
-            replaced = bad if batch.replaced is None else batch.replaced.astype(np.int64) + bad
-            return ids, id_offsets, replaced
         ids, counts = [], np.zeros(n + 1, np.int64)
         replaced = np.zeros(n, np.int64) if batch.replaced is None else \
             batch.replaced.astype(np.int64).copy()

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from corpustok.bpe_stream import read_only
+from corpustok.arrow import read_only
 from corpustok.kernels.sentencepiece.trie import build
 from corpustok.kernels.sentencepiece.unigram import SCORE_RESET, UnigramState, unigram_batch
 from corpustok.sentencepiece.model_file import NORMAL, UNKNOWN, USER_DEFINED

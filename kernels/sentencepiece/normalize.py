@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.buffers import grown
+from corpustok.kernels.memory.buffers import grown
 
 LOW32 = 0xFFFFFFFF
 

@@ -16,7 +16,7 @@ real vocabularies: most nodes have one child, which fits at the first free slot)
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.buffers import grown
+from corpustok.kernels.memory.buffers import grown
 
 LOW32 = 0xFFFFFFFF
 

@@ -12,8 +12,8 @@ import signal
 import sys
 import traceback
 
-from corpustok.ube import alphabet
-from corpustok.wordpiece import WordPiece, cased_token
+from corpustok.substrate import alphabet
+from corpustok.wordpiece.tokenizer import WordPiece, cased_token
 
 from corpustok.pipeline import files
 from corpustok.pipeline.cli.logs import beam_log, worker_log

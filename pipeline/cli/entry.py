@@ -37,6 +37,9 @@ def main(argv=None, handle_signals=False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if handle_signals:
         on_interrupt(args.command, args.out if args.command == "tokenize" else None)
+    if extra and args.beam_args:  # remote inputs are matched before the job builds its options
+        from corpustok.pipeline.files import use_options
+        use_options(extra)
     run_command = args.func
     del args.func, args.beam_args
     try:

@@ -12,6 +12,7 @@ import hashlib
 import io
 import os
 import re
+import sys
 import uuid
 from contextlib import contextmanager
 
@@ -40,9 +41,71 @@ def filesystem(path: str):
 
 def use_options(options):
     """Give Beam's filesystems the job's pipeline options (credentials, endpoints), which
-    s3://, hdfs:// and azfs:// need before the pipeline itself is built."""
+    s3://, hdfs:// and azfs:// need before the pipeline itself is built: a
+    ``PipelineOptions``, a list of Beam arguments (``--s3_endpoint_url=...``) or None (no
+    options: each client then reads its environment, as boto3 does ``AWS_*``)."""
     from apache_beam.io.filesystems import FileSystems  # here: Beam for remote paths only
+    if isinstance(options, (list, tuple)):
+        from apache_beam.options.pipeline_options import PipelineOptions
+        options = PipelineOptions(list(options))
     FileSystems.set_options(options)
+
+
+def filesystem_args():
+    """The Beam arguments (``--s3_endpoint_url=...``) of the filesystem options this process
+    was given, for processes that get no pipeline options of their own (Dask workers: see
+    :func:`ensure_options`); empty when none were given or Beam is not loaded."""
+    fs = sys.modules.get("apache_beam.io.filesystems")
+    options = fs.FileSystems._pipeline_options if fs else None
+    if options is None:
+        return ()
+    found = options.get_all_options(drop_default=True, retain_unknown_options=True)
+    return tuple(f"--{k}" if v is True else f"--{k}={v}" for k, v in sorted(found.items())
+                 if k.startswith(_FILESYSTEM_OPTIONS) and (isinstance(v, str) or v is True))
+
+
+_FILESYSTEM_OPTIONS = ("s3_", "hdfs_", "azure_", "blob_")  # Beam's S3, HDFS, Azure options
+
+
+def ensure_options(args):
+    """In a worker: give Beam's filesystems ``args`` (:func:`filesystem_args` of the driver)
+    when there are any; without, each client reads its environment."""
+    if args:
+        use_options(list(args))
+
+
+class NoConditionalWrites(OSError):
+    """The store of a path offers no conditional create that corpustok uses (local paths, or
+    any scheme but ``s3://``)."""
+
+
+def create_new(path, data: bytes):
+    """Object ``path`` created holding ``data`` only if none has that name (S3's
+    ``If-None-Match: *``): its version tag, or None when one exists."""
+    return _conditional(path).create_new(path, data)
+
+
+def read_versioned(path):
+    """``(data, version tag)`` of object ``path``, or None when there is none."""
+    return _conditional(path).read_versioned(path)
+
+
+def replace_if(path, data: bytes, version):
+    """Object ``path`` overwritten with ``data`` only if still at ``version``: the new version
+    tag, or None."""
+    return _conditional(path).replace_if(path, data, version)
+
+
+def remove_if(path, version):
+    """Object ``path`` deleted only if still at ``version``; whether it was."""
+    return _conditional(path).remove_if(path, version)
+
+
+def _conditional(path):
+    if not path.startswith("s3://"):
+        raise NoConditionalWrites(f"{shown(path)}: no conditional writes (s3:// only)")
+    from corpustok.pipeline.files import beam  # here: Beam for remote paths only
+    return beam
 
 
 _SHOWN_ESCAPE = re.compile(r"\\(\\|x[89a-f][0-9a-f])")

@@ -144,18 +144,20 @@ def _walk_glob(pattern):
         rel = os.path.relpath(folder, root or ".")
         prefix = [] if rel == "." else rel.split(os.sep)
         found.extend(os.path.normpath(os.path.join(folder, n)) for n in names
-                     if _parts_match(pats, prefix + [n]))
+                     if glob_parts_match(pats, prefix + [n]))
     return found
 
 
-def _parts_match(pats, parts):
+def glob_parts_match(pats, parts):
     """Whether path components ``parts`` match glob components ``pats`` (``**``: any number
-    of folders; a name starting with a dot only matches a component that does too)."""
+    of folders; a name starting with a dot only matches a component that does too): the one
+    glob rule of local and remote paths (``beam.BeamFiles.match`` filters its listing with
+    it)."""
     if not pats:
         return not parts
     if pats[0] == "**":
-        return any(_parts_match(pats[1:], parts[i:]) for i in range(len(parts) + 1)
+        return any(glob_parts_match(pats[1:], parts[i:]) for i in range(len(parts) + 1)
                    if not any(p.startswith(".") for p in parts[:i]))
     if not parts or (parts[0].startswith(".") and not pats[0].startswith(".")):
         return False
-    return fnmatch.fnmatchcase(parts[0], pats[0]) and _parts_match(pats[1:], parts[1:])
+    return fnmatch.fnmatchcase(parts[0], pats[0]) and glob_parts_match(pats[1:], parts[1:])

@@ -2,7 +2,7 @@
 
 ``CountChunks`` turns a PCollection of text batches (``pyarrow.Table`` with a text column,
 ``RecordBatch``, Arrow string arrays or lists of ``str``) into chunk counts. Each batch is
-counted by one kernel call into a :class:`corpustok.bpe_train.ChunkCounts`; the tables are
+counted by one kernel call into a :class:`corpustok.bpe.train.ChunkCounts`; the tables are
 then merged:
 
 - ``CountChunks()`` (default): ``CombineGlobally`` with :class:`ChunkCountFn`, one
@@ -14,7 +14,7 @@ then merged:
 import apache_beam as beam
 import pyarrow as pa
 
-from corpustok.bpe_train import ChunkCounts
+from corpustok.bpe.train import ChunkCounts
 
 __all__ = ["ChunkCountFn", "CountChunks"]
 

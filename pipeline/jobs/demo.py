@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok import ube
+from corpustok import substrate as ube
 
 SAMPLE = "udhr_sample.jsonl"
 SHOWCASE = ("eng", "rus", "arb", "hin", "tha", "bod", "amh", "zgh", "cmn_hans", "jpn", "kor")

@@ -10,13 +10,13 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from corpustok.schemas import DOCUMENTS, ID_KINDS, TOKENS
-from corpustok.threads import check_threads
-from corpustok.tiktoken_files import known_rank_file
-from corpustok.wordpiece import WordPiece
+from corpustok.parallel import check_threads
+from corpustok.formats.tiktoken import known_rank_file
+from corpustok.wordpiece.tokenizer import WordPiece
 
 from corpustok.pipeline import files
 from corpustok.pipeline.config import TokenizeConfig
@@ -29,7 +29,8 @@ from corpustok.pipeline.read.inputs import STDIN_NAME, job_id_type, resolve_inpu
 from corpustok.pipeline.read.spec import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, KeepColumn
 from corpustok.pipeline.read.units import input_kind
 from corpustok.pipeline.runtime.progress import Progress
-from corpustok.pipeline.runtime.runners import beam_options, dask_cluster, runs_here, wait
+from corpustok.pipeline.runtime.runners import (beam_options, dask_cluster, runs_here, wait,
+                                                where_it_runs)
 from corpustok.pipeline.runtime.workers import (DEFAULT_LOCAL_MODE, available_cores,
                                                 local_workers_env)
 
@@ -183,84 +184,89 @@ def _job_inputs(out_dir, mode, resolved, txt_docs):
     return paths, columns or None, txt_docs if txt else None, names
 
 
-def tokenize(inputs, out_dir, tokenizer, *, id_column="id", text_column="text", bos=None,
-             eos=None, shard_bytes=DEFAULT_SHARD_BYTES, shard_rows=DEFAULT_SHARD_ROWS,
-             max_doc_bytes=DEFAULT_MAX_DOC_BYTES, write_rejects=False, txt_docs="line",
-             beam_args=(), workers=None, local_mode=DEFAULT_LOCAL_MODE, threads=1,
-             progress=False, mode=None, worker_log=None, on_remove=None,
-             on_tokenizer=None, max_reject_fraction=DEFAULT_MAX_REJECT_FRACTION,
-             stdin_format="jsonl", stdin=None, id_type="auto", keep_columns=()) -> RunResult:
+@dataclass(frozen=True)
+class RunOptions:
+    """What :func:`tokenize` takes besides its inputs, output folder and tokenizer; each field
+    is a flag of ``corpustok tokenize`` (``docs/cli.md``).
+
+    What a document is and which rows are kept:
+    ``id_column`` (None: the inputs have no ids), ``text_column``; ``txt_docs``: a document per
+    line (``"line"``) or per paragraph (``"paragraph"``) of ``.txt`` inputs; ``id_type``:
+    ``auto`` (integers when every input's first ids are, else strings), ``string`` or
+    ``int64``; ``keep_columns``: columns or nested fields carried into the shards
+    (``NAME[:TYPE]`` strings or :class:`~read.spec.KeepColumn`, see ``read.spec``);
+    ``stdin_format`` (``jsonl`` or ``txt``) and ``stdin`` (default: the process's standard
+    input) for an input ``-``, spooled to a temporary file named by its content.
+
+    What the shards hold: ``bos``/``eos`` (ids or special-token strings put around every
+    document), ``shard_bytes``/``shard_rows`` (a shard's size), ``write_rejects`` (rejected
+    rows kept in ``rejects/``), ``max_doc_bytes`` (longer documents are streamed; never changes
+    an id), ``max_reject_fraction`` (more rejected rows than this fraction of those read make
+    the run manifest's status :data:`TOO_MANY_REJECTS`, not COMPLETED).
+
+    How it runs: ``beam_args`` (Beam's own options), ``workers`` (local workers, threads or
+    processes: ``local_mode``), ``threads`` (kernel threads of each batch call), ``progress``
+    (a progress line on stderr), ``mode`` (None, ``"overwrite"`` or ``"append"``),
+    ``worker_log`` (a file the local worker processes write their output to; default: the
+    caller's stderr), ``on_remove(path)`` (called for each file of a previous job that
+    ``overwrite`` deletes, as it goes), ``on_tokenizer(tok)`` (once the tokenizer is loaded,
+    before the job starts).
+    """
+
+    id_column: Optional[str] = "id"
+    text_column: str = "text"
+    txt_docs: str = "line"
+    id_type: str = "auto"
+    keep_columns: tuple = ()
+    stdin_format: str = "jsonl"
+    stdin: object = None
+    bos: object = None
+    eos: object = None
+    shard_bytes: int = DEFAULT_SHARD_BYTES
+    shard_rows: int = DEFAULT_SHARD_ROWS
+    write_rejects: bool = False
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
+    max_reject_fraction: float = DEFAULT_MAX_REJECT_FRACTION
+    beam_args: tuple = ()
+    workers: Optional[int] = None
+    local_mode: str = DEFAULT_LOCAL_MODE
+    threads: int = 1
+    progress: bool = False
+    mode: Optional[str] = None
+    worker_log: Optional[str] = None
+    on_remove: Optional[Callable] = None
+    on_tokenizer: Optional[Callable] = None
+
+
+def tokenize(inputs, out_dir, tokenizer, options: Optional[RunOptions] = None,
+             **fields) -> RunResult:
     """Tokenize ``inputs`` (a file or glob, or a list of them, each optionally with its
     columns: ``INPUT:id=COL,text=COL``, see ``inputs``) into shards in ``out_dir`` and return
     the result. ``tokenizer``: a tokenizer file or folder (what ``--tokenizer`` takes), a
-    corpustok tokenizer object, or a factory returning one. ``txt_docs``: a document per line
-    (``"line"``) or per paragraph (``"paragraph"``) of ``.txt`` inputs.
+    corpustok tokenizer object, or a factory returning one. The options are a
+    :class:`RunOptions`, given whole (``options``) or as its fields by name
+    (``tokenize(inputs, out, tok, eos=50256, workers=2)``); a name that is not a field is a
+    TypeError.
 
-    ``bos``/``eos``: ids or token strings put around every document. Complete shards of an
-    earlier run of the same job (inputs, tokenizer, options) are kept, not redone; a folder
-    holding another job refuses unless ``mode`` is ``"overwrite"`` (remove that job's files)
-    or ``"append"`` (the same tokenizer and options, more inputs): see ``output.layout``. Raises
-    ValueError for bad arguments (no matching input, malformed tokenizer, unknown BOS/EOS
-    token, a folder in use or holding another job) and ``output.layout.OutputNotWritable`` when the
-    folder cannot be written. ``worker_log``: a file that local worker processes write their
-    output to (default: the caller's stderr); ``on_remove(path)`` is called for each file of a
-    previous job that ``overwrite`` deletes, as it goes; ``on_tokenizer(tok)`` once the
-    tokenizer is loaded, before the job starts. ``workers``: local workers, as threads or
-    processes (``local_mode``); ``threads``: kernel threads of each batch call. More rejected
-    rows than ``max_reject_fraction`` of those read make the run manifest's status
-    :data:`TOO_MANY_REJECTS`, not COMPLETED (exports and readers refuse it). An input ``-``
-    reads ``stdin`` (default: the process's standard input), in format ``stdin_format``
-    (``jsonl`` or ``txt``), spooled to a temporary file named by its content. ``id_type``:
-    ``auto`` (integers when every input's first ids are, else strings), ``string`` or
-    ``int64``. ``keep_columns``: columns or nested fields carried into the shards
-    (``NAME[:TYPE]``, see ``read.spec``).
+    Complete shards of an earlier run of the same job (inputs, tokenizer, options) are kept,
+    not redone; a folder holding another job refuses unless ``mode`` is ``"overwrite"``
+    (remove that job's files) or ``"append"`` (the same tokenizer and options, more inputs):
+    see ``output.layout``. Raises ValueError for bad arguments (no matching input, malformed
+    tokenizer, unknown BOS/EOS token, a folder in use or holding another job) and
+    ``output.layout.OutputNotWritable`` when the folder cannot be written.
     """
     begin = time.perf_counter()
+    o = replace(options or RunOptions(), **fields)
+    o = replace(o, beam_args=tuple(o.beam_args), keep_columns=_keep_columns(o.keep_columns))
     inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
-    inputs, spooled = spool_stdin([os.fspath(i) for i in inputs], stdin_format,
-                                  stdin or sys.stdin.buffer)
-    options = RunOptions(id_column=id_column, text_column=text_column, bos=bos, eos=eos,
-                         shard_bytes=shard_bytes, shard_rows=shard_rows,
-                         max_doc_bytes=max_doc_bytes, write_rejects=write_rejects,
-                         txt_docs=txt_docs, beam_args=tuple(beam_args), workers=workers,
-                         local_mode=local_mode, threads=threads, progress=progress, mode=mode,
-                         worker_log=worker_log, on_remove=on_remove, on_tokenizer=on_tokenizer,
-                         max_reject_fraction=max_reject_fraction, id_type=id_type,
-                         keep_columns=_keep_columns(keep_columns))
+    inputs, spooled = spool_stdin([os.fspath(i) for i in inputs], o.stdin_format,
+                                  o.stdin or sys.stdin.buffer)
     try:
         return _tokenize(inputs, os.fspath(out_dir), tokenizer_spec(tokenizer), spooled, begin,
-                         options)
+                         o)
     finally:
         if spooled is not None:
             os.remove(spooled)
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What :func:`tokenize` takes besides its inputs, output folder and tokenizer (see
-    there)."""
-
-    id_column: Optional[str]
-    text_column: str
-    bos: object
-    eos: object
-    shard_bytes: int
-    shard_rows: int
-    max_doc_bytes: int
-    write_rejects: bool
-    txt_docs: str
-    beam_args: tuple
-    workers: Optional[int]
-    local_mode: str
-    threads: int
-    progress: bool
-    mode: Optional[str]
-    worker_log: Optional[str]
-    on_remove: Optional[Callable]
-    on_tokenizer: Optional[Callable]
-    max_reject_fraction: float
-    id_type: str
-    keep_columns: tuple  # of read.spec.KeepColumn
 
 
 def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
@@ -303,6 +309,9 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
         _say(f"compiled in {compiling:.1f} s (cached for later runs)")
     t0 = time.perf_counter()
     wall0 = time.time()  # the workers stamp their first read with the wall clock
+    elsewhere = where_it_runs(options, runner, out_dir)
+    if o.progress and elsewhere:
+        _say(elsewhere)
     with OutputClaim(out_dir, config.to_dict(), config.id, paths, o.mode, o.on_remove) as claim:
         before = _complete_shards(out_dir, config.id)
         try:

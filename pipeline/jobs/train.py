@@ -16,16 +16,17 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok.bpe import BytePairTokenizer
-from corpustok.bpe_train import ChunkCounts, train_from_counts
-from corpustok.pretokenize import resolve
-from corpustok.ube import alphabet, substrate_code
+from corpustok.bpe.tokenizer import BytePairTokenizer
+from corpustok.bpe.train import ChunkCounts, train_from_counts
+from corpustok.pretokenize.patterns import resolve
+from corpustok.substrate import alphabet, substrate_code
 
 from corpustok.pipeline import files
 from corpustok.pipeline.encode import COMPILE_NOTICE_AFTER, WARM_UP_TEXTS
@@ -146,39 +147,65 @@ def warm_up_training(pretokenizer, substrate, specials, notice=None):
     return time.perf_counter() - t0
 
 
-def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_args=(),
-          workers=None, shard_bytes=DEFAULT_SHARD_BYTES, special_tokens=(),
-          pretokenizer="gpt2", worker_log=None, txt_docs="line",
-          local_mode=DEFAULT_LOCAL_MODE, overwrite=False, progress=False,
-          stdin_format="jsonl", stdin=None):
-    """Train a BPE tokenizer on ``inputs`` (files or globs, each optionally with its text
-    column: ``INPUT:text=COL``, see ``inputs``) and save it to ``out``; ``txt_docs``: what a
-    document of a ``.txt`` input is (``"line"`` or ``"paragraph"``).
+@dataclass(frozen=True)
+class TrainOptions:
+    """What :func:`train` takes besides its inputs, output file and vocabulary size; each field
+    is a flag of ``corpustok train`` (``docs/cli.md``).
 
-    ``special_tokens`` (e.g. ``<|endoftext|>``) get the first ids and are never learned from
-    the text; ``pretokenizer`` is the split (a name of :mod:`corpustok.pretokenize` or a
-    pattern the split kernel runs). Returns ``info``: documents, bytes, unique chunks, seconds,
-    and the errors of unreadable inputs (the rest is still used). Raises ValueError for bad
-    arguments, an output folder that does not exist, or inputs of which no document could be
-    read (then no tokenizer is written). ``worker_log``: a file for the local worker
-    processes' output (default: the caller's stderr); ``workers``: local workers, threads or
-    processes (``local_mode``); ``overwrite``: replace an existing ``out`` (else ValueError);
-    ``progress``: say on stderr when the kernels compile (the first run on this machine),
-    draw the bytes read while chunks are counted, and say when the merges are learned. The
-    returned ``seconds`` is the whole run's, ``compiling`` the kernels' first compilation. An
-    input ``-`` reads ``stdin`` (default: standard input) in format ``stdin_format``.
+    The tokenizer: ``substrate`` (``ube``, ``utf8`` or ``utf16``), ``special_tokens`` (e.g.
+    ``<|endoftext|>``: the first ids, never learned from the text), ``pretokenizer`` (a name
+    of :mod:`corpustok.pretokenize.patterns` or a pattern the split kernel runs). The texts:
+    ``text_column``; ``txt_docs``: a document per line (``"line"``) or paragraph
+    (``"paragraph"``) of ``.txt`` inputs; ``stdin_format``/``stdin`` for an input ``-``
+    (default: standard input); ``shard_bytes``: the size of a unit of work. The run:
+    ``beam_args``, ``workers`` (local workers, threads or processes: ``local_mode``),
+    ``worker_log`` (a file for the local worker processes' output; default: the caller's
+    stderr), ``overwrite`` (replace an existing output file, else ValueError), ``progress``
+    (say on stderr when the kernels compile, draw the bytes read while chunks are counted,
+    say when the merges are learned).
     """
+
+    substrate: str = "ube"
+    special_tokens: tuple = ()
+    pretokenizer: str = "gpt2"
+    text_column: str = "text"
+    txt_docs: str = "line"
+    stdin_format: str = "jsonl"
+    stdin: object = None
+    shard_bytes: int = DEFAULT_SHARD_BYTES
+    beam_args: tuple = ()
+    workers: Optional[int] = None
+    local_mode: str = DEFAULT_LOCAL_MODE
+    worker_log: Optional[str] = None
+    overwrite: bool = False
+    progress: bool = False
+
+
+def train(inputs, out, vocab_size, options: Optional[TrainOptions] = None, **fields):
+    """Train a BPE tokenizer on ``inputs`` (files or globs, each optionally with its text
+    column: ``INPUT:text=COL``, see ``inputs``) and save it to ``out``. The options are a
+    :class:`TrainOptions`, whole (``options``) or as its fields by name.
+
+    Returns ``info``: documents, bytes, unique chunks, ``seconds`` (the whole run's),
+    ``compiling`` (the kernels' first compilation) and the errors of unreadable inputs (the
+    rest is still used). Raises ValueError for bad arguments, an output folder that does not
+    exist, an existing ``out`` without ``overwrite``, or inputs of which no document could be
+    read (then no tokenizer is written).
+    """
+    o = replace(options or TrainOptions(), **fields)
+    substrate, text_column, txt_docs = o.substrate, o.text_column, o.txt_docs
+    beam_args, workers, progress = o.beam_args, o.workers, o.progress
     substrate_code(substrate)  # fail on bad arguments before reading a corpus
-    pretokenizer = resolve(pretokenizer, "--pretokenizer", python=False)[2]
-    specials = list(special_tokens)
+    pretokenizer = resolve(o.pretokenizer, "--pretokenizer", python=False)[2]
+    specials = list(o.special_tokens)
     if not all(isinstance(t, str) and t for t in specials):
         raise ValueError(f"special tokens must be non-empty strings, got {specials!r}")
     folder = None if files.is_remote(out) else os.path.dirname(os.path.abspath(out))
     if folder is not None and not os.path.isdir(folder):
         raise ValueError(f"--out {out}: the folder {folder} does not exist")
-    options, runner = beam_options(beam_args, workers, local_mode)
+    options, runner = beam_options(beam_args, workers, o.local_mode)
     files.use_options(options)  # remote inputs are matched before the pipeline exists
-    with stdin_spooled(list(inputs), stdin_format, stdin or sys.stdin.buffer) as \
+    with stdin_spooled(list(inputs), o.stdin_format, o.stdin or sys.stdin.buffer) as \
             (inputs, _):
         resolved = resolve_inputs(inputs, None, text_column)  # each file once
         paths, columns = resolved.paths, resolved.columns
@@ -186,7 +213,7 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
         if mapped_ids:
             raise ValueError(f"train reads texts only: {mapped_ids[0]} maps an id column; "
                              "give its text column alone (INPUT:text=COL)")
-        if files.exists(out) and not overwrite:
+        if files.exists(out) and not o.overwrite:
             raise ValueError(f"--out {files.shown(out)} exists; corpustok does not replace a "
                              "file unless told to (--overwrite; shard folders made with that "
                              "tokenizer name it by its sha256) or choose another --out")
@@ -200,10 +227,10 @@ def train(inputs, out, vocab_size, substrate="ube", text_column="text", beam_arg
             _say(f"compiled in {compiling:.1f} s (cached for later runs)")
         try:
             spec = ReadSpec(id_column=None, text_column=text_column, txt_docs=txt_docs,
-                            shard_bytes=shard_bytes)  # texts only
+                            shard_bytes=o.shard_bytes)  # texts only
             units, planned = plan_inputs(paths, spec, columns)
             count = _CountUnit(ReadUnit(spec, columns), pretokenizer)
-            with local_workers_env(worker_log), \
+            with local_workers_env(o.worker_log), \
                     Progress(None, paths, show=progress, local=runs_here(options, runner),
                              label="train"), \
                     dask_cluster(options, runner, workers):

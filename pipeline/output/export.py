@@ -73,10 +73,12 @@ written out; ``k`` keeps a bucket near :data:`BUCKET_BYTES` of ids). Memory: one
 twice a bucket, plus 20 bytes a document for the index. Outputs are local files (their
 readers memory-map them).
 """
+import csv
 import errno
 import fcntl
 import gzip
 import hashlib
+import io
 import json
 import os
 import re
@@ -92,7 +94,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from corpustok._arrow import id_lists
+from corpustok.arrow import id_lists
 from corpustok.packed import reorder
 
 from corpustok.pipeline import files
@@ -340,9 +342,8 @@ def _write(fmt, stream, dtype, tokenizer_name, temps):
             lengths.append(np.diff(offsets))
             if rows is not None:
                 ids, src, row = (meta.column(c).to_pylist() for c in ("id", "source", "row"))
-                starts = ntok + offsets
-                rows.write("".join(_csv_row(starts[d], starts[d + 1], ids[d], src[d], row[d])
-                                   for d in range(meta.num_rows)).encode("utf-8"))
+                starts = (ntok + offsets).tolist()
+                rows.write(_csv_rows(zip(starts, starts[1:], ids, src, row)).encode("utf-8"))
             docs += meta.num_rows
             ntok += len(flat)
         _sync(data)
@@ -373,13 +374,12 @@ def _metadata_name(name):
     return re.sub(r"[|\r\n]", "_", str(name))
 
 
-def _csv_row(start, end, doc_id, source, row):
-    """One line of the numpy layout's index, quoted as the csv module would (ids and sources
-    may hold commas, quotes or line breaks)."""
-    def field(v):
-        s = "" if v is None else str(v)
-        return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\r\n') else s
-    return f"{start},{end},{field(doc_id)},{field(source)},{row}\n"
+def _csv_rows(rows):
+    """Lines of the numpy layout's index, ``start,end,id,source,row`` each, by the csv module
+    (ids and sources may hold commas, quotes or line breaks; None is an empty field)."""
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    return text.getvalue()
 
 
 # ---- the prefix: lock, temporaries, journal ------------------------------------------------

@@ -14,8 +14,9 @@ changes a shard's bytes or which shards exist) and its inputs, recorded in
   and says who holds it (pid, host, start time, run id). The kernel drops a flock when its
   process dies, so the lock of a killed run is stale by construction and the next run takes it
   over; a second run while one is alive refuses, naming the holder. On object stores, which
-  have no locks, the lock object is advisory: a lock of this host whose process is gone is
-  stale, any other one refuses until it is deleted.
+  have no locks, the lock is an object created only if absent (``s3://``: a conditional
+  write; elsewhere advisory, with a warning): a lock of this host whose process is gone is
+  stale, any other one refuses until it is deleted (decision 0036).
 * A run deletes only files it can prove are its own job's: temporaries named with its run id
   or with the id of the killed run whose lock it took over, and the shard files, entries and
   rejects listed in this folder's manifests (``.corpustok/manifest.json``,
@@ -34,6 +35,7 @@ import hashlib
 import json
 import os
 import socket
+import sys
 import time
 import uuid
 
@@ -216,25 +218,66 @@ class _LocalLock:
 
 
 class _RemoteLock:
-    """An advisory lock object (object stores have no locks)."""
+    """The lock object of a folder in an object store (decision 0036). Where the store has
+    conditional writes (``s3://``: ``If-None-Match: *``, ``If-Match``) it is taken by a
+    create that fails when the object exists, so of two runs starting together one wins;
+    a holder on this host whose process is gone is taken over by a write conditional on the
+    version read (two runs taking it over together: one wins), and any other holder refuses
+    until it ends or the user deletes the object. Elsewhere (``gs://``, ``hdfs://``, ...)
+    the lock is advisory: written after a look, read back, with a warning on stderr that
+    two runs starting at the same moment can both proceed."""
 
     def __init__(self, path):
         self.path = path
         self.held = False
         self.run_id = None
+        self.version = None
 
-    def acquire(self, out_dir, me):
+    def acquire(self, out_dir, me, choose=None):
+        """Take the lock; returns what the previous (dead) holder wrote, or None."""
+        self.run_id = me["run_id"]
+        blob = json.dumps(me).encode()
+        try:
+            previous = self._take(out_dir, blob, choose)
+        except files.NoConditionalWrites:
+            previous = self._take_advisory(out_dir, blob, choose)
+        self.held = True
+        return previous
+
+    def _refuse(self, out_dir, holder, choose):
+        return _busy(out_dir, holder) if choose is None else _busy(out_dir, holder, choose)
+
+    def _take(self, out_dir, blob, choose):
+        for _ in range(5):  # a lock deleted between our looks: look again
+            self.version = files.create_new(self.path, blob)
+            if self.version is not None:
+                if not self._ours():  # a store that ignored the condition, and a race lost
+                    raise self._refuse(out_dir, json_object(files.read_bytes(self.path)) or {},
+                                       choose)
+                return None
+            current = files.read_versioned(self.path)
+            if current is None:
+                continue
+            holder = json_object(current[0]) or {}
+            if _alive(holder):
+                raise self._refuse(out_dir, holder, choose)
+            self.version = files.replace_if(self.path, blob, current[1])
+            if self.version is not None:
+                return holder
+        raise self._refuse(out_dir, json_object(files.read_bytes(self.path)) or {}, choose)
+
+    def _take_advisory(self, out_dir, blob, choose):
+        print(f"corpustok: warning: {files.shown(out_dir)} is on a store without conditional "
+              "writes: the folder's lock is advisory, and two runs started at the same moment "
+              "could both write it; start one run at a time", file=sys.stderr, flush=True)
         previous = None
         if files.exists(self.path):
             previous = json_object(files.read_bytes(self.path)) or {}
             if _alive(previous):
-                raise _busy(out_dir, previous)
-        files.write_atomic(self.path, lambda f: f.write(json.dumps(me).encode()),
-                           run_id=me["run_id"])
-        self.run_id = me["run_id"]
-        self.held = self._ours()
-        if not self.held:  # another run wrote its lock at the same moment and won
-            raise _busy(out_dir, json_object(files.read_bytes(self.path)) or {})
+                raise self._refuse(out_dir, previous, choose)
+        files.write_atomic(self.path, lambda f: f.write(blob), run_id=self.run_id)
+        if not self._ours():  # another run wrote its lock at the same moment and won
+            raise self._refuse(out_dir, json_object(files.read_bytes(self.path)) or {}, choose)
         return previous
 
     def _ours(self):
@@ -244,8 +287,18 @@ class _RemoteLock:
         except OSError:
             return False
 
+    def put_back(self, blob):
+        """Write ``blob`` (a killed run's lock, kept for the next run) in place of ours."""
+        if self.held and self.version is not None:
+            files.replace_if(self.path, blob, self.version)
+        elif self.held and self._ours():
+            files.write_atomic(self.path, lambda f: f.write(blob))
+        self.held = False
+
     def release(self):
-        if self.held and self._ours():
+        if self.held and self.version is not None:
+            files.remove_if(self.path, self.version)  # ours only: never a later run's lock
+        elif self.held and self._ours():
             files.remove([self.path])
         self.held = False
 
@@ -264,21 +317,26 @@ class FolderHold:
         self._previous = None
 
     def __enter__(self):
-        if files.is_remote(self.out_dir):
-            return self  # object stores have no locks (see _RemoteLock): nothing to hold
+        remote = files.is_remote(self.out_dir)
         meta = files.join(self.out_dir, META_DIR)
-        if not os.path.isdir(meta):
+        if not (files.is_dir(meta) if remote else os.path.isdir(meta)):
             return self
         me = {"pid": os.getpid(), "pid_start": _process_start(os.getpid()),
               "host": socket.gethostname(), "started": time.time(),
               "run_id": f"{self.purpose}-{uuid.uuid4().hex[:12]}"}
-        self._lock = _LocalLock(files.join(self.out_dir, LOCK_FILE))
+        self._lock = (_RemoteLock if remote else _LocalLock)(files.join(self.out_dir, LOCK_FILE))
         self._previous = self._lock.acquire(
             self.out_dir, me, f"; {self.purpose} it when that has ended")
         return self
 
     def __exit__(self, *exc):
         lock, self._lock = self._lock, None
+        if isinstance(lock, _RemoteLock):
+            if self._previous:
+                lock.put_back(json.dumps(self._previous).encode())
+            else:
+                lock.release()
+            return
         if lock is None or lock.fd is None:
             return
         if self._previous:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpustok._arrow import one_array
+from corpustok.arrow import one_array
 from corpustok.schemas import (MANIFEST_FORMAT, MANIFEST_VERSION, REJECT_REASONS, TOKENS,
                                check_shard_entry, check_table)
 

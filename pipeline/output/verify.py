@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpustok._arrow import one_array
+from corpustok.arrow import one_array
 from corpustok.schemas import TOKENS, check_run_manifest, check_table
 
 from corpustok.pipeline import files

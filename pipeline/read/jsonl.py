@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from corpustok._arrow import decode_replacing, string_array, utf8_batch
+from corpustok.arrow import decode_replacing, string_array, utf8_batch
 from corpustok.schemas import ID_KINDS, REJECTS, InputFormatError, with_id_type
 
 from corpustok.pipeline import files

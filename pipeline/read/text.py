@@ -23,7 +23,7 @@ import itertools
 
 import pyarrow as pa
 
-from corpustok._arrow import decode_replacing, string_array, utf8_batch
+from corpustok.arrow import decode_replacing, string_array, utf8_batch
 from corpustok.schemas import ID_KINDS
 
 from corpustok.pipeline import files

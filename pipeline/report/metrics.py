@@ -17,7 +17,7 @@ An aligned (parallel) corpus is a set of records ``{unit, lang, text}``: the sam
   ``premium(L) = sum_{u in S} charged(L, u) / sum_{u in S} charged(ref, u)`` where ``S`` is the
   set of units both L and ref have (``shared_units``); empty when ``S`` is empty. The premium of
   ``ref`` is 1 by definition.
-- encoding floor: base symbols before any merge (``corpustok.ube.symbols_batch`` on the
+- encoding floor: base symbols before any merge (``corpustok.substrate.symbols_batch`` on the
   tokenizer's substrate: per character 1/2/3/4 symbols for ``utf8``, 2/2/2/4 for ``utf16``,
   1/2/2/4 for ``ube``, by UTF-8 length); ``floor`` is its sum over the units of L and
   ``floor_premium`` the same ratio as the premium. A WordPiece tokenizer has no byte-level base
@@ -82,9 +82,9 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from corpustok._arrow import utf8_batch
+from corpustok.arrow import utf8_batch
 from corpustok.pipeline import files
-from corpustok.ube import symbols_batch
+from corpustok.substrate import symbols_batch
 
 __all__ = ["DEFAULT_REF", "UNK_FLAG", "HELDOUT", "Fields", "Counts", "LangRow", "SummaryRow",
            "Pair", "Training", "UnitSplit", "Report", "gini", "script_of", "read_records",
@@ -412,8 +412,8 @@ def train_substrates(texts, vocab_size, substrates=TRAINED):
     each ``(name, substrate)``: the chunks are counted once and every substrate learns from
     those counts (as the paper compares BBPE, BBPE16 and UBE)."""
     # here: not for the CLI's --help, which imports this module
-    from corpustok.bpe import BytePairTokenizer
-    from corpustok.bpe_train import count_chunks, train_from_counts
+    from corpustok.bpe.tokenizer import BytePairTokenizer
+    from corpustok.bpe.train import count_chunks, train_from_counts
     counts = count_chunks(texts)
     out = {}
     for name, substrate in substrates:
@@ -499,7 +499,7 @@ def _words(clean_text, handle_chinese_chars):
     ``handle_chinese_chars``) CJK ideographs are words of their own, and the characters
     ``clean_text`` removes (controls, format characters such as U+200B) neither separate nor
     stand alone: inside a word they vanish, at its edges they are stripped."""
-    from corpustok.wordpiece import TABLES  # here: not for the CLI's --help
+    from corpustok.wordpiece.tokenizer import TABLES  # here: not for the CLI's --help
     with np.load(TABLES) as z:
         sep = _mask(z["pretok_ws"])
         alone = _mask(z["pretok_punct"])
@@ -519,7 +519,7 @@ def _words(clean_text, handle_chinese_chars):
 
 def _unk_id(tok):
     """The id of ``tok``'s unknown token, or None (byte-level tokenizers have none)."""
-    from corpustok.wordpiece import WordPiece  # here: not for the CLI's --help
+    from corpustok.wordpiece.tokenizer import WordPiece  # here: not for the CLI's --help
     return tok.token_to_id(tok.unk_token) if isinstance(tok, WordPiece) else None
 
 

@@ -27,22 +27,26 @@ def check_beam_args(beam_args):
     if not beam_args:  # nothing to check: spares loading the Dask runner (0.2 s) for its options
         return
     # here: Beam loads only when a job runs (see the top)
-    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+    from apache_beam.options.pipeline_options import PipelineOptions
 
     try:  # its options exist only once its module is loaded
         importlib.import_module("apache_beam.runners.dask.dask_runner")
     except ImportError:
         pass
-    parser = _BeamArgumentParser(allow_abbrev=False)
-    pending, seen = [PipelineOptions], set()
-    while pending:  # every options class Beam knows of, as PipelineOptions does
-        for cls in pending.pop().__subclasses__():
-            if cls not in seen:
-                seen.add(cls)
-                cls._add_argparse_args(parser)
-                pending.append(cls)
-    _, unknown = parser.parse_known_args(list(beam_args))
-    flags = [a for a in unknown if a.startswith("-")]
+    # Beam's public API: the options every PipelineOptions class knows, with and without the
+    # ones it does not (which Beam would log as discarded: quiet here, they are named below).
+    options = PipelineOptions(list(beam_args))
+    beam_logger = logging.getLogger("apache_beam.options.pipeline_options")
+    level = beam_logger.level
+    beam_logger.setLevel(logging.ERROR)
+    try:
+        known = options.get_all_options(drop_default=False)
+        every = options.get_all_options(drop_default=False, retain_unknown_options=True)
+    finally:
+        beam_logger.setLevel(level)
+    names = {k.split("=", 1)[0] for k in every if k not in known}
+    flags = [a for a in beam_args if a.startswith("-") and (
+        a.lstrip("-").split("=", 1)[0] in names or not a.startswith("--"))]  # Beam's are --x
     if flags:
         raise ValueError(f"unknown option(s) {' '.join(flags)}: neither a corpustok option nor "
                          "an Apache Beam pipeline option (see --help)")
@@ -102,6 +106,21 @@ def runs_here(options, runner):
     if runner is None:
         return False
     return not is_dask(runner) or not options.get_all_options().get("address")
+
+
+def where_it_runs(options, runner, out_dir):
+    """One line for the driver when the job's workers run elsewhere (no live progress): the
+    runner or Dask scheduler, and the store the output goes to; None when they run here."""
+    if runs_here(options, runner):
+        return None
+    found = options.get_all_options()
+    where = f"the Dask scheduler {found.get('address')}" if is_dask(runner) else \
+        f"Beam's {found.get('runner')}"
+    endpoint = found.get("s3_endpoint_url")
+    store = f"{out_dir}" + (f" (through {endpoint})" if endpoint and
+                            out_dir.startswith("s3://") else "")
+    return (f"running on {where}, writing {store}; its workers report no live progress: the "
+            "summary is read from the run manifest when the job ends")
 
 
 @contextmanager

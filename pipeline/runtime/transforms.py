@@ -180,12 +180,16 @@ class ShardUnits(beam.DoFn):
     DaskRunner keeps a partition's output in a list) then holds one shard at a time, and a
     retried unit finds its shards written so far complete and skips them."""
 
-    def __init__(self, read, tokenize, write):
+    def __init__(self, read, tokenize, write, filesystem_args=()):
         self._read = read
         self._tokenize = tokenize
         self._write = write
+        self._filesystem_args = tuple(filesystem_args)
 
     def setup(self):
+        # A Dask worker gets no pipeline options: the driver's filesystem options (or, when
+        # it had none, the worker's environment) reach the store.
+        files.ensure_options(self._filesystem_args)
         self._tokenize.setup()
 
     def process(self, unit):
@@ -226,8 +230,10 @@ class WriteRunManifest(beam.PTransform):
         inputs = self._inputs
         planned = self._errors
         config_id = config_hash(meta[1])
+        filesystem_args = files.filesystem_args()
 
         def write(_, items):
+            files.ensure_options(filesystem_args)  # on a Dask worker, as in ShardUnits
             entry_list = [x for x in items if isinstance(x, dict)]
             error_list = planned + [x for x in items if isinstance(x, ReadError)]
             unverified = unverified_entries(entry_list, error_list)
@@ -266,7 +272,8 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
                         Tokenize(tokenizer, c.bos, c.eos, max_doc_bytes, threads,
                                  c.tokenizer_sha256, c.sources),
                         WriteShard(out_dir, c.tokenizer_sha256, c.id, c.write_rejects, run_id,
-                                   c.columns))
+                                   c.columns),
+                        files.filesystem_args())
     results = pbegin | "Units" >> beam.Create(units) | "Shards" >> beam.ParDo(shards)
     return results | "WriteRunManifest" >> WriteRunManifest(
         out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths, errors)

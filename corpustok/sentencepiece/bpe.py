@@ -1,0 +1,282 @@
+"""The tables of the SentencePiece BPE kernel (:mod:`corpustok.kernels.sentencepiece.bpe`),
+built once per model from a :class:`~corpustok.sentencepiece.model_file.SentencePieceModel`,
+and the batch encoder that runs it.
+
+Symbols are piece ids; characters that are no piece but occur inside a mergeable piece get
+ids past the vocabulary (Gemma's ``\\t``, inside user-defined pieces only), so that a pair of
+symbols is always a pair of ids. The pair table holds every split of every mergeable piece
+(NORMAL, USER_DEFINED, UNUSED) into two symbols, with the piece's *rank*: its score in
+sentencepiece's order (float32 bit patterns compared as int32), dense, 0 the best.
+
+Two checks decide how the kernel runs (see the kernel's docstring):
+
+- ``cut_words``: no mergeable or user-defined piece holds U+2581 after another character and
+  no piece is UNUSED. True for Llama 2, Mistral v0.1/v0.3 and Gemma 1/2 (their ``▁▁▁▁``-like
+  pieces are U+2581 after U+2581, which never crosses a cut).
+- ``kernel_normalizes``: the model has no precompiled charsmap (and, when spaces collapse, no
+  user-defined piece holds a space). Else the readable reference normalizer runs in Python
+  before the kernel (every BPE file we know is ``identity``; a charsmap kernel would replace
+  this).
+"""
+import re
+import threading
+
+import numpy as np
+
+from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
+from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_WORDS,
+                                                 DUMMY_PREFIX, ESCAPE, GRID, HAS_UNUSED, ID_BITS,
+                                                 N_PIECES, RESEGMENT, SETTINGS, UNK, UNKNOWN,
+                                                 SpBpeModel, encode_normalized, fill_pairs,
+                                                 normalize_batch)
+from corpustok.sentencepiece import reference as ref
+from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
+    USER_DEFINED
+
+__all__ = ["SentencePieceBpe", "crosses_space"]
+
+MAX_DOCUMENT = 1 << 29  # normalized bytes a document may have (the heap packs positions)
+CACHE_SLOTS = 1 << 15  # general slots of a thread's word cache (33 MB, as BytePairTokenizer)
+
+
+CROSSING = re.compile(f"[^{SPACE}\n]{SPACE}")
+
+
+def crosses_space(piece):
+    """Whether ``piece`` holds U+2581 right after another character (a merge that crosses a
+    word cut could make it)."""
+    return CROSSING.search(piece.replace("\n", " ")) is not None
+
+
+def _score_ranks(scores, mergeable):
+    """Dense ranks of the mergeable pieces' scores in sentencepiece's order (the float32
+    bits compared as int32: -0.0 below +0.0), 0 the highest; -1 for the others."""
+    bits = np.asarray(scores, np.float32).view(np.int32).astype(np.int64)
+    key = np.where(bits < 0, -(bits & 0x7FFFFFFF) - 1, bits)
+    rank = np.full(len(key), -1, np.int64)
+    _, inverse = np.unique(-key[mergeable], return_inverse=True)
+    rank[mergeable] = inverse
+    return rank
+
+
+def _user_trie(user):
+    """The byte trie of ``[(bytes, id)]`` as the kernel walks it: 4 int32 a node (first
+    child, next sibling, byte, id of the piece ending there or -1), node 0 the root; and the
+    bytes a piece starts with."""
+    nodes = [[-1, -1, 0, -1]]
+    first = np.zeros(256, np.uint8)
+    for raw, i in user:
+        first[raw[0]] = 1
+        node = 0
+        for b in raw:
+            c = nodes[node][0]
+            while c >= 0 and nodes[c][2] != b:
+                c = nodes[c][1]
+            if c < 0:
+                c = len(nodes)
+                nodes.append([-1, nodes[node][0], b, -1])
+                nodes[node][0] = c
+            node = c
+        if nodes[node][3] < 0:
+            nodes[node][3] = i
+    return np.array(nodes, np.int32).ravel(), first
+
+
+def _grid(sym, rank, merge_ids, left, right, merged, n_sym):
+    """``(grid_of int16, grid int32)``: the dense grid of :data:`GRID` symbols, the ASCII
+    characters and U+2581 first (a new word's first lookups), then the best-ranked
+    mergeable pieces, and the merged id of every pair of them."""
+    chosen = [sym[c] for c in map(chr, range(128)) if c in sym]
+    if SPACE in sym:
+        chosen.append(sym[SPACE])
+    seen = set(chosen)
+    for i in merge_ids[np.argsort(rank[merge_ids], kind="stable")].tolist():
+        if len(chosen) >= GRID:
+            break
+        if i not in seen:
+            seen.add(i)
+            chosen.append(i)
+    grid_of = np.full(n_sym, -1, np.int16)
+    grid_of[chosen] = np.arange(len(chosen), dtype=np.int16)
+    grid = np.full(GRID * GRID, -1, np.int32)
+    left, right, merged = (np.asarray(a, np.int64) for a in (left, right, merged))
+    ga, gb = grid_of[left], grid_of[right]
+    both = (ga >= 0) & (gb >= 0)
+    grid[ga[both].astype(np.int64) * GRID + gb[both]] = merged[both]
+    return grid_of, grid
+
+
+def build_tables(model):
+    """``(SpBpeModel, kernel_normalizes)`` of a BPE :class:`SentencePieceModel`."""
+    pieces, types = model.pieces, model.types
+    n = len(pieces)
+    placeholder = np.array([p == "\x00" for p in pieces]) & (types == UNUSED)
+    mergeable = ((types == NORMAL) | (types == USER_DEFINED) | (types == UNUSED)) & ~placeholder
+    sym = {}
+    for i, p in enumerate(pieces):
+        if not placeholder[i]:
+            sym.setdefault(p, i)
+    merge_ids = np.flatnonzero(mergeable)
+    chars = set("".join(pieces[i] for i in merge_ids))
+    extra = sorted(c for c in chars if c not in sym)
+    for k, c in enumerate(extra):
+        sym[c] = n + k
+    n_sym = n + len(extra)
+    if n_sym >= 1 << ID_BITS:
+        raise ValueError(f"a SentencePiece model of {n_sym} symbols (the kernel packs "
+                         f"{ID_BITS} bits of an id)")
+    char_sym = np.full(0x110000, -1, np.int32)
+    for p, i in sym.items():
+        if len(p) == 1:
+            char_sym[ord(p)] = i
+    out_id = np.full(n_sym, UNKNOWN, np.int32)
+    normal = mergeable & (types != UNUSED)
+    out_id[:n][normal] = np.flatnonzero(normal)
+    out_id[:n][mergeable & (types == UNUSED)] = RESEGMENT
+    sym_len = np.array([len(p.encode()) for p in pieces] + [len(c.encode()) for c in extra],
+                       np.int32)
+    rank = _score_ranks(model.scores, mergeable)
+    left, right, merged = [], [], []
+    for i in merge_ids.tolist():
+        p = pieces[i]
+        for k in range(1, len(p)):
+            a, b = sym.get(p[:k]), sym.get(p[k:])
+            if a is not None and b is not None:
+                left.append(a)
+                right.append(b)
+                merged.append(i)
+    slots = 16
+    while slots < 2 * len(left):
+        slots *= 2
+    pairs = np.full(slots, -1, np.int64)
+    fill_pairs(pairs, np.array(left, np.int32), np.array(right, np.int32),
+               np.array(merged, np.int32))
+    rank_of = np.full(n_sym, -1, np.int32)
+    rank_of[:n] = rank
+    grid_of, grid = _grid(sym, rank, merge_ids, left, right, merged, n_sym)
+    unk = int(np.flatnonzero(types == UNKNOWN_TYPE)[0])
+    byte_ids = np.array([sym.get(f"<0x{b:02X}>", unk) for b in range(256)], np.int32)
+    user = [(pieces[i].encode(), i) for i in np.flatnonzero(types == USER_DEFINED)]
+    trie, first = _user_trie(user)
+    spec = model.normalizer
+    unused = bool((mergeable & (types == UNUSED)).any())
+    # one search over the mergeable pieces, one a line (a newline inside a piece is a space)
+    cut = not unused and CROSSING.search(
+        "\n".join(pieces[i].replace("\n", " ") for i in merge_ids)) is None
+    settings = np.zeros(SETTINGS, np.int64)
+    settings[UNK] = unk
+    settings[BYTE_FALLBACK] = bool(model.byte_fallback)
+    settings[DUMMY_PREFIX] = bool(spec["add_dummy_prefix"])
+    settings[COLLAPSE] = bool(spec["remove_extra_whitespaces"])
+    settings[ESCAPE] = bool(spec["escape_whitespaces"])
+    settings[CUT_WORDS] = cut
+    settings[HAS_UNUSED] = unused
+    settings[N_PIECES] = n
+    tables = SpBpeModel(char_sym=char_sym, pairs=pairs, rank_of=rank_of, grid_of=grid_of,
+                        grid=grid, out_id=out_id, sym_len=sym_len,
+                        byte_ids=byte_ids, user_trie=trie, user_first=first,
+                        settings=settings)
+    kernel_normalizes = model.charsmap_trie is None and not (
+        spec["remove_extra_whitespaces"] and any(b" " in raw for raw, _ in user))
+    return _read_only(tables), kernel_normalizes
+
+
+def _read_only(tables):
+    """Every array of ``tables`` read-only: one kernel signature whoever built them."""
+    for a in tables:
+        a.setflags(write=False)
+    return tables
+
+
+class SentencePieceBpe:
+    """The kernel encoder of a BPE model: :meth:`encode_arrays` of a batch. ``vocab``: the
+    reference's :class:`~corpustok.sentencepiece.reference.Vocab` (its normalizer runs when
+    the kernel's cannot)."""
+
+    def __init__(self, model, vocab):
+        self.tables, self.kernel_normalizes = build_tables(model)
+        self._vocab = vocab
+        self._model = model
+        self._seed = None
+        self._local = threading.local()
+
+    @property
+    def cut_words(self):
+        return bool(self.tables.settings[CUT_WORDS])
+
+    def _cache(self):
+        """This thread's word cache, seeded when made (:meth:`seed`)."""
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            cache = self._local.cache = chunk_cache(CACHE_SLOTS)
+            if self.cut_words:
+                text, offsets = self.seed()
+                encode_normalized(text, offsets, self.tables, cache)
+        return cache
+
+    def seed(self):
+        """The words a new cache is seeded with, as normalized documents ``(text, offsets)``:
+        the NORMAL pieces of 2 to FAST_KEY bytes (the cache's fast part), the best-scored
+        (lowest ids: sentencepiece orders pieces by score) last, so that the most frequent
+        win the sets they share, as :mod:`corpustok.bpe.caches` seeds byte-level BPE. A
+        word that is a whole piece then hits from its first sighting; the cache stays a memo
+        (a seeded entry is what encoding that word gives). About 0.05 s (32K pieces)."""
+        if self._seed is None:
+            pieces, types = self._model.pieces, self._model.types
+            words = [raw for raw in (pieces[i].encode() for i in np.flatnonzero(types == NORMAL))
+                     if 2 <= len(raw) <= FAST_KEY][:FAST_PER_SLOT * CACHE_SLOTS][::-1]
+            offsets = np.zeros(len(words) + 1, np.int64)
+            np.cumsum([len(w) for w in words], out=offsets[1:])
+            self._seed = _ro(np.frombuffer(b"".join(words), np.uint8)), offsets
+        return self._seed
+
+    def normalize(self, data, offsets):
+        """``(text, offsets, replaced)``: the normalized documents of ``data``/``offsets``."""
+        if self.kernel_normalizes:
+            return normalize_batch(_ro(data), np.asarray(offsets, np.int64),
+                                   self.tables.settings)
+        parts, counts, replaced = [], [0], []
+        for d in range(len(offsets) - 1):
+            raw = data[offsets[d]:offsets[d + 1]].tobytes()
+            parts.append(ref.normalize(self._vocab, raw))
+            counts.append(len(parts[-1]))
+            replaced.append(_invalid_bytes(raw))
+        text = np.frombuffer(b"".join(parts), np.uint8)
+        return text, np.cumsum(counts, dtype=np.int64), np.array(replaced, np.int64)
+
+    def encode_arrays(self, data, offsets):
+        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of the documents
+        ``data[offsets[d]:offsets[d + 1]]`` (UTF-8, invalid bytes replaced and counted).
+        Memory: the normalized text (at most 3 bytes an input byte), an int32 an id, and for
+        a word (or a document, without ``cut_words``) longer than 256 bytes, work arrays of
+        about 75 bytes per byte of it (a 1 MB document without a space: 75 MB)."""
+        text, text_off, replaced = self.normalize(data, offsets)
+        if len(text_off) > 1 and np.diff(text_off).max() >= MAX_DOCUMENT:
+            raise ValueError("a document of 512 MB or more (normalized): the SentencePiece BPE "
+                             "kernel packs a symbol's position in 29 bits")
+        ids, out_off = encode_normalized(_ro(text), text_off, self.tables, self._cache())
+        return ids, out_off, replaced
+
+
+def _ro(a):
+    a = np.asarray(a)
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a
+
+
+def _invalid_bytes(raw):
+    """How many bytes of ``raw`` are not part of a valid UTF-8 character (sentencepiece's
+    rule: one U+FFFD each)."""
+    try:
+        raw.decode("utf-8")
+        return 0
+    except UnicodeDecodeError:
+        pass
+    count = at = 0
+    while at < len(raw):
+        ok, n = ref.valid_char_len(raw, at)
+        count += not ok
+        at += n
+    return count

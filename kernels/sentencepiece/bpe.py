@@ -1,0 +1,783 @@
+"""SentencePiece BPE encoding (Llama 2, Mistral v0.x, Gemma): one call per batch, exactly as
+``corpustok.sentencepiece.reference`` (``normalize``, ``bpe_segments``, ``segments_to_ids``),
+which is exact against ``sentencepiece`` 0.2.3.
+
+Two kernels, because a charsmap normalizer may run elsewhere first:
+
+- :func:`normalize_batch`: the normalizer of a model without a precompiled charsmap (every BPE
+  file we know: ``identity``): invalid UTF-8 bytes become U+FFFD (one each), leading,
+  trailing and repeated spaces go with ``remove_extra_whitespaces``, one space is put in front
+  with ``add_dummy_prefix``, every space is written U+2581 with ``escape_whitespaces``.
+- :func:`encode_normalized`: the model on normalized text. Symbols are the longest
+  user-defined piece at a position (frozen: they never merge) or one character; the adjacent
+  pair whose concatenation is a mergeable piece (NORMAL, USER_DEFINED, UNUSED) of the highest
+  score merges first, the leftmost on ties (the score order is sentencepiece's: the float32 bit
+  patterns compared as int32, turned into a dense *rank* at load time, 0 the best). A binary
+  heap of candidate pairs over a linked list of symbols (``O(n log n)``, so a 1 MB text without
+  a space is no quadratic blow-up); a popped pair is stale when either side's byte length has
+  changed since it was pushed (lengths only grow), the reference's rule. A final symbol that is
+  no mergeable piece is unknown: its bytes as ``<0xXX>`` pieces with byte fallback, else one
+  unknown id per run of unknowns; an UNUSED piece is split back into the pair last pushed to
+  form it (``rev_left``/``rev_right``), as sentencepiece does.
+
+Words: when the model allows it (``cut_words``, decided at load time: no mergeable piece holds
+U+2581 after another character, and no UNUSED piece, whose splitting back depends on the whole
+text), the text is cut before every U+2581 that follows another character; no merge can cross
+such a cut, and merges in different words never interact, so each word is merged alone and
+memoized in the bounded chunk cache of :mod:`corpustok.kernels.bpe.cache` (a pure memo). A run
+of unknown ids across a cut is still one id. Otherwise the whole document is merged at once.
+
+The model is :class:`SpBpeModel` (built by ``corpustok.sentencepiece.bpe``); symbols are
+identified by ids: the piece's id for a piece string, ids past the vocabulary for characters
+that are no piece but occur inside a mergeable piece (Gemma's ``\\t``), -1 for any other
+character (it never merges).
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from corpustok.kernels.bpe.cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
+                                         IN_GENERAL, IN_WIDE, WIDE_IDS, WIDE_KEY, WIDE_WORDS,
+                                         cache_find, cache_get, general_hash, general_put,
+                                         general_prefetch, line_get, line_key, line_put,
+                                         line_set, wide_key)
+from corpustok.kernels.memory.prefetch import prefetch
+
+SpBpeModel = namedtuple("SpBpeModel", [
+    "char_sym",   # int32 [0x110000]: symbol id of each one-character string, -1 for none
+    "pairs",      # int64 [slots]: (left << 21 | right) << 21 | merged, -1 empty
+    "rank_of",    # int32 [symbols]: a mergeable piece's score rank (0 the best), else -1
+    "grid_of",    # int16 [symbols]: a symbol's row and column in the grid, -1 for none
+    "grid",       # int32 [GRID * GRID]: merged id of a pair of grid symbols, -1 for none
+    "out_id",     # int32 [symbols]: the id a final symbol emits; UNKNOWN or RESEGMENT
+    "sym_len",    # int32 [symbols]: the byte length of each symbol's string
+    "byte_ids",   # int32 [256]: the ids of <0x00> .. <0xFF> (byte fallback), else unk
+    "user_trie",  # int32 [4 * nodes]: first child, next sibling, byte, user piece id (-1)
+    "user_first",  # uint8 [256]: 1 where a user-defined piece starts with that byte
+    "settings",   # int64 [SETTINGS]: see UNK .. N_PIECES
+])
+UNK, BYTE_FALLBACK, DUMMY_PREFIX, COLLAPSE, ESCAPE, CUT_WORDS, HAS_UNUSED, N_PIECES = range(8)
+SETTINGS = 8
+UNKNOWN = -1  # out_id of a symbol that is no mergeable piece
+RESEGMENT = -2  # out_id of an UNUSED piece: split back into the pair that formed it
+ID_BITS = 21  # symbol ids and ranks below 2**21 (Gemma: 262,144 pieces)
+ID_MASK = np.int64((1 << ID_BITS) - 1)
+POS_BITS = 42  # a heap key: rank << 42 | left symbol
+POS_MASK = np.int64((1 << POS_BITS) - 1)
+SIZE_BITS = 13  # a merged piece is below 8,000 bytes (sentencepiece refuses longer ones)
+SIZE_MASK = np.int64((1 << SIZE_BITS) - 1)
+RIGHT_SHIFT = ID_BITS + SIZE_BITS  # a heap value: right << 34 | size << 21 | merged
+MAX_RESEGMENT_DEPTH = 100  # bpe_model.cc kMaxBpeResegmentDepth
+WORK = 256  # bytes of a word merged in the preallocated work arrays (longer: allocated)
+GRID = 512  # symbols whose pairs are answered by a dense grid (ASCII, U+2581, the best merges)
+PAIR_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 (Fibonacci hashing)
+SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
+
+
+# --- load time -----------------------------------------------------------------------------
+@njit(nogil=True, cache=True, _nrt=False)
+def _pair_home(key, mask):
+    x = key * PAIR_MULT
+    return (x ^ (x >> 29)) & mask
+
+
+@njit(nogil=True, cache=True)
+def fill_pairs(pairs, left, right, merged):
+    """Insert pair ``k``: ``(left[k], right[k]) -> merged[k]`` into the empty table ``pairs``
+    (int64 slots, all -1, a power of two >= 2 * pairs; a slot packs the key and the merged
+    id in 63 bits, eight slots a cache line). O(pairs) expected."""
+    mask = len(pairs) - 1
+    for k in range(len(left)):
+        key = np.int64(left[k]) << ID_BITS | np.int64(right[k])
+        s = _pair_home(key, mask)
+        while pairs[s] >= 0 and pairs[s] >> ID_BITS != key:
+            s = (s + 1) & mask
+        pairs[s] = key << ID_BITS | np.int64(merged[k])
+
+
+# --- UTF-8 ---------------------------------------------------------------------------------
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _one_char_len(lead):
+    """sentencepiece's ``OneCharLen``: 1 below 0xC0, then 2, 3, 4 by the top bits."""
+    if lead < 0xC0:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _valid_char(data, at, end):
+    """``(length, code point)`` of the valid UTF-8 character at ``data[at]`` (before
+    ``end``), or ``(0, -1)`` (sentencepiece's ``DecodeUTF8``: overlong forms, surrogates,
+    code points past U+10FFFF and cut characters are invalid)."""
+    b0 = np.int64(data[at])
+    if b0 < 0x80:
+        return 1, b0
+    n = end - at
+    if n >= 2 and b0 & 0xE0 == 0xC0:
+        b1 = np.int64(data[at + 1])
+        cp = (b0 & 0x1F) << 6 | (b1 & 0x3F)
+        if b1 & 0xC0 == 0x80 and cp >= 0x80:
+            return 2, cp
+    elif n >= 3 and b0 & 0xF0 == 0xE0:
+        b1, b2 = np.int64(data[at + 1]), np.int64(data[at + 2])
+        cp = (b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F)
+        if b1 & 0xC0 == 0x80 and b2 & 0xC0 == 0x80 and cp >= 0x800 and \
+                not 0xD800 <= cp < 0xE000:
+            return 3, cp
+    elif n >= 4 and b0 & 0xF8 == 0xF0:
+        b1, b2, b3 = np.int64(data[at + 1]), np.int64(data[at + 2]), np.int64(data[at + 3])
+        cp = (b0 & 0x07) << 18 | (b1 & 0x3F) << 12 | (b2 & 0x3F) << 6 | (b3 & 0x3F)
+        if b1 & 0xC0 == 0x80 and b2 & 0xC0 == 0x80 and b3 & 0xC0 == 0x80 and \
+                0x10000 <= cp <= 0x10FFFF:
+            return 4, cp
+    return 0, np.int64(-1)
+
+
+# --- 1. normalizer -------------------------------------------------------------------------
+@njit(nogil=True, cache=True, _nrt=False)
+def _put_space(out, j, escape):
+    if escape:
+        out[j] = SPACE0
+        out[j + 1] = SPACE1
+        out[j + 2] = SPACE2
+        return j + 3
+    out[j] = 32
+    return j + 1
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _normalize_doc(settings, data, s, e, out, j):
+    """Normalize ``data[s:e]`` into ``out[j:]`` (room for ``3 * (e - s) + 3`` bytes); returns
+    ``(end in out, invalid bytes replaced)``. The reference's ``normalize`` without a charsmap
+    (user-defined pieces are copied as characters are, the same bytes: the loader sends a
+    model whose user-defined pieces hold a space to the reference when spaces collapse)."""
+    collapse = settings[COLLAPSE] != 0
+    escape = settings[ESCAPE] != 0
+    at = s
+    if collapse:
+        while at < e and data[at] == 32:
+            at += 1
+    if at == e:
+        return j, 0
+    start = j
+    if settings[DUMMY_PREFIX]:
+        j = _put_space(out, j, escape)
+    prev_space = collapse
+    replaced = 0
+    while at < e:
+        b = data[at]
+        if b == 32:
+            at += 1
+            if not prev_space:
+                j = _put_space(out, j, escape)
+                prev_space = collapse
+            continue
+        prev_space = False
+        if b < 0x80:
+            out[j] = b
+            j += 1
+            at += 1
+            continue
+        n, _ = _valid_char(data, at, e)
+        if n == 0:
+            out[j] = 0xEF
+            out[j + 1] = 0xBF
+            out[j + 2] = 0xBD
+            j += 3
+            at += 1
+            replaced += 1
+            continue
+        for k in range(n):
+            out[j + k] = data[at + k]
+        j += n
+        at += n
+    if collapse:  # trailing spaces (escaped or not) go
+        while True:
+            if escape and j - start >= 3 and out[j - 3] == SPACE0 and out[j - 2] == SPACE1 \
+                    and out[j - 1] == SPACE2:
+                j -= 3
+            elif not escape and j > start and out[j - 1] == 32:
+                j -= 1
+            else:
+                break
+    return j, replaced
+
+
+@njit(nogil=True, cache=True)
+def normalize_batch(data, offsets, settings):
+    """The normalized text of every document ``data[offsets[d]:offsets[d + 1]]``:
+    ``(text uint8, text_offsets int64 [n+1], replaced int64 [n])``, ``replaced`` counting the
+    invalid bytes written as U+FFFD. O(bytes); memory 3 bytes per input byte at most."""
+    ndoc = len(offsets) - 1
+    total = offsets[ndoc] - offsets[0]
+    out = np.empty(3 * total + 3 * ndoc + 8, np.uint8)
+    out_off = np.zeros(ndoc + 1, np.int64)
+    replaced = np.zeros(ndoc, np.int64)
+    j = np.int64(0)
+    for d in range(ndoc):
+        j, replaced[d] = _normalize_doc(settings, data, offsets[d], offsets[d + 1], out, j)
+        out_off[d + 1] = j
+    return out[:j], out_off, replaced
+
+
+# --- 2. merging ----------------------------------------------------------------------------
+def merge_work(size):
+    """Work arrays for a word of ``size`` bytes: ``(sym int32, pos int64, length int32,
+    nxt int32, prv int32, frozen uint8, heap_key int64, heap_val int64, stack int64)``."""
+    n = size + 1
+    return (np.empty(n, np.int32), np.empty(n, np.int64), np.empty(n, np.int32),
+            np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.uint8),
+            np.empty(3 * n, np.int64), np.empty(3 * n, np.int64), np.empty(4 * 128, np.int64))
+
+
+_merge_work = njit(nogil=True, cache=True)(merge_work)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _pair_value(model, a, b):
+    """``rank << 21 | merged id`` of the symbol pair ``(a, b)``, or -1: one load in the
+    grid when both are grid symbols (most pairs of ASCII text: the pair table, megabytes,
+    would cost a cache miss each), else a probe of the pair table. O(1) expected."""
+    ga, gb = model.grid_of[a], model.grid_of[b]
+    if ga >= 0 and gb >= 0:
+        merged = np.int64(model.grid[np.int64(ga) * GRID + np.int64(gb)])
+        if merged < 0:
+            return np.int64(-1)
+        return np.int64(model.rank_of[merged]) << ID_BITS | merged
+    pairs = model.pairs
+    key = np.int64(a) << ID_BITS | np.int64(b)
+    mask = len(pairs) - 1
+    s = _pair_home(key, mask)
+    while True:
+        v = pairs[s]
+        if v < 0:
+            return np.int64(-1)
+        if v >> ID_BITS == key:
+            merged = v & ID_MASK
+            return np.int64(model.rank_of[merged]) << ID_BITS | merged
+        s = (s + 1) & mask
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_pair(model, a, b):
+    """Start loading the line :func:`_pair_value` of ``(a, b)`` reads first (symbols >= 0)."""
+    ga, gb = model.grid_of[a], model.grid_of[b]
+    if ga >= 0 and gb >= 0:
+        prefetch(model.grid, np.int64(ga) * GRID + np.int64(gb))
+    else:
+        key = np.int64(a) << ID_BITS | np.int64(b)
+        prefetch(model.pairs, _pair_home(key, len(model.pairs) - 1))
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _user_match(trie, text, at, e):
+    """``(length, id)`` of the longest user-defined piece that begins ``text[at:e]``, or
+    ``(0, -1)``: a walk down the byte trie (children as sibling lists)."""
+    node = 0
+    best = 0
+    best_id = -1
+    k = at
+    while k < e:
+        c = trie[4 * node]
+        b = text[k]
+        while c >= 0 and trie[4 * c + 2] != b:
+            c = trie[4 * c + 1]
+        if c < 0:
+            break
+        node = c
+        k += 1
+        if trie[4 * node + 3] >= 0:
+            best = k - at
+            best_id = trie[4 * node + 3]
+    return best, best_id
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _heap_push(hkey, hval, n, key, val):
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if hkey[p] <= key:
+            break
+        hkey[i] = hkey[p]
+        hval[i] = hval[p]
+        i = p
+    hkey[i] = key
+    hval[i] = val
+    return n + 1
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _heap_pop(hkey, hval, n):
+    """Remove the smallest key; returns ``(key, val, n - 1)``."""
+    key, val = hkey[0], hval[0]
+    n -= 1
+    last_k, last_v = hkey[n], hval[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and hkey[c + 1] < hkey[c]:
+            c += 1
+        if hkey[c] >= last_k:
+            break
+        hkey[i] = hkey[c]
+        hval[i] = hval[c]
+        i = c
+    hkey[i] = last_k
+    hval[i] = last_v
+    return key, val, n
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _push(model, work, rev, left, right, hn):
+    """Push the pair of symbols ``left``, ``right`` when they merge; returns the heap size."""
+    sym, length, frozen, hkey, hval = work[0], work[2], work[5], work[6], work[7]
+    if left < 0 or right < 0 or frozen[left] or frozen[right]:
+        return hn
+    a, b = sym[left], sym[right]
+    if a < 0 or b < 0:
+        return hn
+    v = _pair_value(model, a, b)
+    if v < 0:
+        return hn
+    merged = v & ID_MASK
+    size = np.int64(length[left] + length[right])
+    hn = _heap_push(hkey, hval, hn, (v >> ID_BITS) << POS_BITS | np.int64(left),
+                    np.int64(right) << RIGHT_SHIFT | size << ID_BITS | merged)
+    if len(rev) and model.out_id[merged] == RESEGMENT:  # the pair last pushed to form it
+        rev[2 * merged] = a
+        rev[2 * merged + 1] = b
+    return hn
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _emit_unknown(model, text, p, n, out, j, j0):
+    """Ids of an unknown segment ``text[p:p + n]`` at ``out[j:]``: its bytes' pieces with
+    byte fallback, else the unknown id unless the id before (from ``j0`` on) is one."""
+    if model.settings[BYTE_FALLBACK]:
+        for k in range(n):
+            out[j + k] = model.byte_ids[text[p + k]]
+        return n
+    unk = model.settings[UNK]
+    if j > j0 and out[j - 1] == unk:
+        return 0
+    out[j] = unk
+    return 1
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _emit(model, work, rev, text, s, p, n, out, j, j0):
+    """Ids of the final symbol ``s`` (bytes ``text[p:p + n]``) at ``out[j:]``; returns their
+    count. An UNUSED piece is split back, depth first, through ``rev`` (the reference's
+    ``resegment``)."""
+    o = model.out_id[s] if s >= 0 else UNKNOWN
+    if o >= 0:
+        out[j] = o
+        return 1
+    if o == UNKNOWN:
+        return _emit_unknown(model, text, p, n, out, j, j0)
+    stack = work[8]
+    top = 0
+    stack[0], stack[1], stack[2], stack[3] = s, p, n, 0
+    top = 1
+    k = j
+    while top:
+        top -= 1
+        s, p, n, depth = stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], \
+            stack[4 * top + 3]
+        o = model.out_id[s]
+        if depth > MAX_RESEGMENT_DEPTH:  # kept as it is, its own id
+            if s < model.settings[N_PIECES] and s != model.settings[UNK]:
+                out[k] = s
+                k += 1
+            else:
+                k += _emit_unknown(model, text, p, n, out, k, j0)
+        elif o >= 0:
+            out[k] = o
+            k += 1
+        elif o == UNKNOWN or rev[2 * s] < 0:
+            k += _emit_unknown(model, text, p, n, out, k, j0)
+        else:
+            a, b = rev[2 * s], rev[2 * s + 1]
+            na = np.int64(model.sym_len[a])
+            if top + 2 > len(stack) // 4:  # unreachable: depth is at most 101 on the stack
+                k += _emit_unknown(model, text, p, n, out, k, j0)
+                continue
+            stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], stack[4 * top + 3] = \
+                b, p + na, n - na, depth + 1
+            stack[4 * top + 4], stack[4 * top + 5], stack[4 * top + 6], stack[4 * top + 7] = \
+                a, p, na, depth + 1
+            top += 2
+    return k - j
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _initial_symbols(model, work, text, s, e):
+    """Cut ``text[s:e]`` into its first symbols (``work``'s ``sym``, ``pos``, ``length``,
+    ``frozen``, ``prv``, ``nxt``): the longest user-defined piece at a position (frozen), else
+    one character (a valid one's symbol id, -1 when it is no symbol; an invalid byte, -1).
+    Returns their count."""
+    sym, pos, length, nxt, prv, frozen = work[0], work[1], work[2], work[3], work[4], work[5]
+    trie, user_first = model.user_trie, model.user_first
+    n = 0
+    at = s
+    while at < e:
+        b = text[at]
+        size = 0
+        if user_first[b]:
+            size, uid = _user_match(trie, text, at, e)
+            if size:
+                sym[n] = uid
+                frozen[n] = 1
+        if not size:
+            size, cp = _valid_char(text, at, e)
+            if size:
+                sym[n] = model.char_sym[cp]
+            else:
+                size = min(_one_char_len(b), e - at)
+                sym[n] = -1
+            frozen[n] = 0
+        pos[n] = at
+        length[n] = size
+        prv[n] = n - 1
+        nxt[n] = n + 1
+        n += 1
+        at += size
+    return n
+
+
+NO_KEY = np.int64(1) << 60  # merge_short's key of a pair that does not merge
+SOME_KEY = np.int64(1) << 59  # below NO_KEY less any number of shifts, above every pair's key
+SHORT = 48  # symbols up to which a word is merged by rescanning (merge_short)
+SHORT_BITS = 6  # a short key: rank << 6 | position (positions below 64)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _short_key(model, sym, frozen, merged, i):
+    """The key of the pair at position ``i`` (``rank << 6 | i``, its merged id into
+    ``merged[i]``), or :data:`NO_KEY`."""
+    if frozen[i] or frozen[i + 1] or sym[i] < 0 or sym[i + 1] < 0:
+        return NO_KEY
+    v = _pair_value(model, sym[i], sym[i + 1])
+    if v < 0:
+        return NO_KEY
+    merged[i] = v & ID_MASK
+    return (v >> ID_BITS) << SHORT_BITS | np.int64(i)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def merge_short(model, work, rev, text, s, n, out, j):
+    """Merge the ``n`` (at most :data:`SHORT`) first symbols of a word beginning at
+    ``text[s]`` by rescanning: the pair of the smallest key (the lowest rank, then the
+    leftmost) merges, the symbols after it shift down one place (their keys less one) and
+    the two pairs it makes are looked up; the heap's order exactly (a model with UNUSED
+    pieces takes the heap, whose push order their splitting back follows). Returns the id
+    count at ``out[j:]``. O(n^2), fastest for the short words that are nearly all of a
+    text's new words."""
+    sym, length, frozen, keys, merged = work[0], work[2], work[5], work[6], work[7]
+    for i in range(n - 1):  # the lookups' lines load side by side, not one after another
+        if sym[i] >= 0 and sym[i + 1] >= 0:
+            _prefetch_pair(model, sym[i], sym[i + 1])
+    for i in range(n - 1):
+        keys[i] = _short_key(model, sym, frozen, merged, i)
+    while n > 1:
+        best = NO_KEY
+        for i in range(n - 1):
+            best = min(best, keys[i])
+        if best >= SOME_KEY:
+            break
+        at = best & ((1 << SHORT_BITS) - 1)
+        sym[at] = merged[at]
+        if at > 0 and sym[at - 1] >= 0:  # the two pairs the merge makes, during the shift
+            _prefetch_pair(model, sym[at - 1], sym[at])
+        if at + 2 < n and sym[at + 2] >= 0:
+            _prefetch_pair(model, sym[at], sym[at + 2])
+        length[at] += length[at + 1]
+        for i in range(at + 1, n - 1):
+            sym[i] = sym[i + 1]
+            length[i] = length[i + 1]
+            frozen[i] = frozen[i + 1]
+            keys[i] = keys[i + 1] - 1
+            merged[i] = merged[i + 1]
+        n -= 1
+        if at > 0:
+            keys[at - 1] = _short_key(model, sym, frozen, merged, at - 1)
+        if at + 1 < n:
+            keys[at] = _short_key(model, sym, frozen, merged, at)
+    k = j
+    p = s
+    out_id = model.out_id
+    for i in range(n):
+        o = out_id[sym[i]] if sym[i] >= 0 else UNKNOWN
+        if o >= 0:  # nearly always: no call
+            out[k] = o
+            k += 1
+        else:
+            k += _emit(model, work, rev, text, sym[i], p, length[i], out, k, j)
+        p += length[i]
+    return k - j
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_word(model, work, rev, text, s, e, out, j):
+    """Ids of the normalized word ``text[s:e]`` (or whole text) at ``out[j:]`` (room for
+    ``e - s`` ids); ``work`` (:func:`merge_work`) sized for ``e - s`` bytes. Returns the
+    count. :func:`merge_short` up to :data:`SHORT` symbols, else :func:`merge_heap`. Its
+    first two steps are inlined into it: a call passes every array of the model and work
+    tuples again (two dozen), which costs about a tenth of merging a short word; inlining
+    it too into the word loop made the first compilation three times longer (35 s)."""
+    n = _initial_symbols(model, work, text, s, e)
+    if n <= SHORT and not model.settings[HAS_UNUSED]:
+        return merge_short(model, work, rev, text, s, n, out, j)
+    return merge_heap(model, work, rev, text, n, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def merge_heap(model, work, rev, text, n, out, j):
+    """Merge the ``n`` first symbols in ``work`` (:func:`_initial_symbols`) with a binary
+    heap of candidate pairs over their linked list, the reference's algorithm step for step
+    (its push order too, which UNUSED pieces' splitting back follows); returns the id count
+    at ``out[j:]``. O(n log n)."""
+    sym, pos, length, nxt, prv, hkey, hval = work[0], work[1], work[2], work[3], work[4], \
+        work[6], work[7]
+    if n == 0:
+        return 0
+    nxt[n - 1] = -1
+    hn = 0
+    for i in range(1, n):
+        hn = _push(model, work, rev, i - 1, i, hn)
+    while hn:
+        key, val, hn = _heap_pop(hkey, hval, hn)
+        left = key & POS_MASK
+        right = val >> RIGHT_SHIFT
+        size = (val >> ID_BITS) & SIZE_MASK
+        if length[left] == 0 or length[right] == 0 or length[left] + length[right] != size:
+            continue
+        sym[left] = val & ID_MASK
+        length[left] = size
+        after = nxt[right]
+        nxt[left] = after
+        if after >= 0:
+            prv[after] = left
+        length[right] = 0
+        hn = _push(model, work, rev, prv[left], left, hn)
+        hn = _push(model, work, rev, left, after, hn)
+    k = j
+    i = 0
+    while i >= 0:
+        k += _emit(model, work, rev, text, sym[i], pos[i], length[i], out, k, j)
+        i = nxt[i]
+    return k - j
+
+
+# --- 3. words and the batch ----------------------------------------------------------------
+@njit(nogil=True, cache=True)
+def _merge_long(model, rev, text, s, e, out, j):
+    """:func:`merge_word` of a word too long for the preallocated work arrays."""
+    return merge_word(model, _merge_work(np.int64(e - s)), rev, text, s, e, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _merge_any(model, work, rev, text, s, e, out, j):
+    """:func:`merge_word` when ``text[s:e]`` fits the work arrays, else -1."""
+    if e - s <= WORK:
+        return merge_word(model, work, rev, text, s, e, out, j)
+    return -1  # the caller allocates (see _merge_long)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _keep(cache, text, s, e, h, k1, k2, k3, k4, out, j, n):
+    """Keep word ``text[s:e]`` -> ``out[j:j + n]`` in the part its length and id count fit
+    (``h``, ``k1 .. k4``: its hash and fast or wide key, see :func:`_cached`); an inline entry
+    of a word whose ids do not fit it says where they are (IN_WIDE, IN_GENERAL)."""
+    if n > CACHE_IDS:
+        return
+    size = e - s
+    if size <= FAST_KEY:
+        if n <= FAST_IDS:
+            line_put(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, 0, 0,
+                     out, j, n)
+            return
+        line_put(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, 0, 0,
+                 out, j, IN_WIDE)
+        k1, k2, k3, k4 = wide_key(k1, k2)
+    if size <= WIDE_KEY:
+        first = line_set(cache.wide, WIDE_WORDS, h)
+        if n <= WIDE_IDS:
+            line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, n)
+            return
+        line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, IN_GENERAL)
+    general_put(cache, text, s, e, h, out, j, n)
+
+
+FAST_PART, WIDE_PART, GENERAL_PART, NO_PART = 1, 2, 3, 0  # where a word's ids may be cached
+BLOCK = 64  # words cut, keyed and prefetched together
+AHEAD = 16  # words between the prefetch of a word's cache set and its lookup
+KEY_WORDS = 6  # a word's key in a block: k1 .. k4, its hash, its part
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _word_key(text, s, e, keys, b):
+    """Write word ``text[s:e]``'s cache key at ``keys[b:b + KEY_WORDS]``: its fast or wide
+    inline key, its hash, its part."""
+    size = e - s
+    if size <= FAST_KEY:
+        k1, k2, _, _, h = line_key(text, s, e, FAST_WORDS)
+        keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, 0, 0
+        keys[b + 5] = FAST_PART
+    elif size <= WIDE_KEY:
+        k1, k2, k3, k4, h = line_key(text, s, e, WIDE_WORDS)
+        keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, k3, k4
+        keys[b + 5] = WIDE_PART
+    elif size <= CACHE_KEY:
+        h = general_hash(text, s, e)
+        keys[b + 5] = GENERAL_PART
+    else:
+        h = np.int64(0)
+        keys[b + 5] = NO_PART
+    keys[b + 4] = h
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _prefetch_word(cache, keys, b):
+    """Start loading the cache lines the lookup of the word keyed at ``keys[b:]`` reads."""
+    part, h = keys[b + 5], keys[b + 4]
+    if part == FAST_PART:
+        prefetch(cache.fast, line_set(cache.fast, FAST_WORDS, h))
+    elif part == WIDE_PART:
+        first = line_set(cache.wide, WIDE_WORDS, h)
+        prefetch(cache.wide, first)
+        prefetch(cache.wide, first + WIDE_WORDS)
+    elif part == GENERAL_PART:
+        general_prefetch(cache, h)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _general_get(cache, text, s, e, h, out, j):
+    slot = cache_find(cache, text, s, e, h)
+    return cache_get(cache, slot, out, j) if slot >= 0 else -1
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _cached(cache, text, s, e, keys, b, out, j):
+    """The id count of the word ``text[s:e]`` keyed at ``keys[b:]`` from the cache (its ids
+    at ``out[j:]``), -1 on a miss. The parts as in :mod:`corpustok.kernels.bpe.encode`: a
+    fast entry (up to FAST_KEY bytes) may send the word to its wide set, a wide one (up to
+    WIDE_KEY) to the general part (up to CACHE_KEY bytes)."""
+    part, h = keys[b + 5], keys[b + 4]
+    k1, k2, k3, k4 = keys[b], keys[b + 1], keys[b + 2], keys[b + 3]
+    if part == FAST_PART:
+        n = line_get(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, k3, k4,
+                     out, j)
+        if n != IN_WIDE:
+            return n
+        k1, k2, k3, k4 = wide_key(k1, k2)
+        part = WIDE_PART
+    if part == WIDE_PART:
+        n = line_get(cache.wide, line_set(cache.wide, WIDE_WORDS, h), WIDE_WORDS, k1, k2, k3, k4,
+                     out, j)
+        if n != IN_GENERAL:
+            return n
+    if part == NO_PART:
+        return np.int64(-1)
+    return _general_get(cache, text, s, e, h, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _next_cut(text, i, e):
+    """The end of the word that begins at ``text[i]``: the next U+2581 after another
+    character (a word is never empty), or ``e``."""
+    k = i + 1
+    while k + 2 < e:
+        if text[k] == SPACE0 and text[k + 1] == SPACE1 and text[k + 2] == SPACE2 and \
+                not (k - 3 >= i and text[k - 3] == SPACE0 and text[k - 2] == SPACE1 and
+                     text[k - 1] == SPACE2):
+            return k
+        k += 1
+    return e
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys):
+    """Ids of the normalized document ``text[s:e]`` cut into words at ``out[j:]``; returns
+    the count. Words are cut :data:`BLOCK` at a time, then keyed, then encoded, each word's
+    cache set prefetched :data:`AHEAD` words before its lookup (the inline parts are
+    megabytes: a lookup right after its key would wait for memory on nearly every word)."""
+    fallback = model.settings[BYTE_FALLBACK] != 0
+    unk = model.settings[UNK]
+    j0 = j
+    w = s
+    while w < e:
+        k = 0
+        p = w
+        while k < BLOCK and p < e:
+            p = _next_cut(text, p, e)
+            ends[k] = p
+            k += 1
+        q = w
+        for c in range(k):
+            _word_key(text, q, ends[c], keys, c * KEY_WORDS)
+            if c < AHEAD:
+                _prefetch_word(cache, keys, c * KEY_WORDS)
+            q = ends[c]
+        q = w
+        for c in range(k):
+            if c + AHEAD < k:
+                _prefetch_word(cache, keys, (c + AHEAD) * KEY_WORDS)
+            i = ends[c]
+            b = c * KEY_WORDS
+            n = _cached(cache, text, q, i, keys, b, out, j)
+            if n < 0:
+                n = _merge_any(model, work, rev, text, q, i, out, j)
+                if n < 0:
+                    n = _merge_long(model, rev, text, q, i, out, j)
+                elif keys[b + 5] != NO_PART:
+                    _keep(cache, text, q, i, keys[b + 4], keys[b], keys[b + 1], keys[b + 2],
+                          keys[b + 3], out, j, n)
+            if not fallback and n and j > j0 and out[j - 1] == unk and out[j] == unk:
+                for t in range(n - 1):  # one unknown id for a run across the cut
+                    out[j + t] = out[j + t + 1]
+                n -= 1
+            j += n
+            q = i
+        w = p
+    return j - j0
+
+
+@njit(nogil=True, cache=True)
+def encode_normalized(text, offsets, model, cache):
+    """Ids of every normalized document ``text[offsets[d]:offsets[d + 1]]`` in one call:
+    ``(ids int32, out_offsets int64 [n+1])``. ``cache``: a chunk cache of
+    :func:`corpustok.kernels.bpe_cache.chunk_cache`, used only when the model cuts words.
+    O(bytes) for cached words, O(n log n) a merged word or document of n characters; memory:
+    one int32 per normalized byte for the output, work arrays of the longest word."""
+    ndoc = len(offsets) - 1
+    out = np.empty(offsets[ndoc] - offsets[0] + WIDE_IDS + 1, np.int32)
+    out_off = np.zeros(ndoc + 1, np.int64)
+    work = _merge_work(np.int64(WORK))
+    n_sym = len(model.out_id)
+    rev = np.full(2 * n_sym if model.settings[HAS_UNUSED] else 0, -1, np.int32)
+    cut = model.settings[CUT_WORDS] != 0
+    ends = np.empty(BLOCK, np.int64)
+    keys = np.empty(BLOCK * KEY_WORDS, np.int64)
+    j = np.int64(0)
+    for d in range(ndoc):
+        s, e = offsets[d], offsets[d + 1]
+        if not cut:
+            if e - s <= WORK:
+                n = merge_word(model, work, rev, text, s, e, out, j)
+            else:
+                n = _merge_long(model, rev, text, s, e, out, j)
+            j += n
+            out_off[d + 1] = j
+            continue
+        j += _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys)
+        out_off[d + 1] = j
+    return out[:j], out_off

@@ -1,0 +1,3 @@
+"""Fast WordPiece (LinMaxMatch + E2E): building the trie and normalization tables (build) and the
+walk over documents (walk).
+"""

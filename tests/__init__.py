@@ -1,0 +1,1 @@
+"""corpustok's tests, a folder per subject of the package (see each folder's docstring)."""

@@ -1,0 +1,1 @@
+"""The substrate codec, the references, the Tokenizer protocol, PackedSequences, schemas, CUDA."""

@@ -1,0 +1,1 @@
+"""Pre-tokenization: corpustok/pretokenize/ and kernels/split/ against the regex module, and NFC."""

@@ -1,0 +1,134 @@
+"""The bit-parallel split rules against the interpreter (itself held to the ``regex`` module
+in test_pretokenize.py): same chunks for whole texts, batches, invalid UTF-8 and every cut of
+a streamed text."""
+import numpy as np
+import pytest
+import regex
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from numba import njit
+
+from corpustok.kernels.split.byte_masks import range_mask
+from corpustok.kernels.split.fast import (PROPS_L, PROPS_LOWER, PROPS_N, PROPS_S, split_batch,
+                                          split_some)
+from corpustok.pretokenize.patterns import PATTERNS, RULES, program
+from corpustok.pretokenize.pattern import compile_pattern, unicode_props
+
+NAMES = sorted(RULES)
+# Every kind of character a rule tells apart, ASCII and not: letters that make contractions,
+# spaces and other whitespace (ASCII, NBSP, ideographic space, line separator), digits of
+# several scripts, apostrophes, punctuation, marks, letters of 2, 3 and 4 bytes.
+ALPHABET = list("'sStTrReEvVlLdDmMxX  \t\n\r\x0b\x0c0123.,!-_/\"") + [
+    "\u00a0", "\u3000", "\u2028", "\u0085", "\u0663", "\u00bd", "\u2160", "é", "ß", "Ω", "ж",
+    "中", "ǅ", "ʰ", "\u0301", "\u00ab", "\u2014", "\U0001f600", "\U0001d11e", "\U00020000"]
+texts = st.lists(st.sampled_from(ALPHABET), max_size=160).map("".join)
+
+
+@njit
+def masks_of(data, lo, hi):
+    """``range_mask`` at every position where 64 bytes can be read (an intrinsic is called
+    from jitted code only)."""
+    out = np.empty(max(len(data) - 63, 0), np.int64)
+    for p in range(len(out)):
+        out[p] = range_mask(data, p, lo, hi)
+    return out
+
+
+def interpreted(name):
+    return compile_pattern(PATTERNS[name], 0).program
+
+
+def batch(raws):
+    offsets = np.zeros(len(raws) + 1, np.int64)
+    np.cumsum([len(r) for r in raws], out=offsets[1:])
+    return np.frombuffer(b"".join(raws) or b"\0", np.uint8), offsets
+
+
+def split_with(prog, data, offsets):
+    ends = np.empty(max(len(data), 1), np.int64)
+    chunk_offsets = np.empty(len(offsets), np.int64)
+    n = split_batch(data, offsets, prog, ends, chunk_offsets)
+    return ends[:n].tolist(), chunk_offsets.tolist()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(docs=st.lists(texts, min_size=1, max_size=6))
+@settings(max_examples=400, deadline=None)
+@example(docs=["it's they're 'll ''s 's x'S 'Re", "a  b\n\n c\r\n d \t e\u00a0 f\u3000g   "])
+@example(docs=["x" * 61 + "'ll", "y" * 62 + "  z", " " * 63 + "'s"])
+def test_rule_equals_interpreter(name, docs):
+    data, offsets = batch([d.encode() for d in docs])
+    assert split_with(program(name), data, offsets) == \
+        split_with(interpreted(name), data, offsets)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(docs=st.lists(st.binary(max_size=120), min_size=1, max_size=4))
+@settings(max_examples=200, deadline=None)
+@example(docs=[b"ab\xff cd\xe2\x82 x\xf0\x9f\x98\xed\xa0\x80's" * 5])
+def test_rule_on_invalid_utf8(name, docs):
+    data, offsets = batch(docs)
+    assert split_with(program(name), data, offsets) == \
+        split_with(interpreted(name), data, offsets)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=texts, pad=st.integers(0, 70))
+@settings(max_examples=150, deadline=None)
+def test_rule_streaming_holds_what_may_change(name, text, pad):
+    """Streaming (not final): for every cut of the text, the same chunks come out before the
+    split stops, and it stops at the same chunk, as with the interpreter alone."""
+    raw = text.encode()
+    data = np.frombuffer(raw + b"\0" * pad or b"\0", np.uint8)
+    for cut in range(1, len(raw) + 1):
+        got = []
+        for prog in (program(name), interpreted(name)):
+            ends = np.empty(len(raw) + 1, np.int64)
+            k, p, held = split_some(data, 0, cut, prog, False, ends, 0, len(ends))
+            got.append((ends[:k].tolist(), p, held))
+        assert got[0] == got[1], (raw, cut)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rule_on_long_runs_and_window_edges(name):
+    texts = ["a" * 200, " " * 130 + "b", "1" * 100, "!" * 70 + "'s", "\n" * 65 + "x",
+             ("word " * 40).strip(), "中" * 50 + " x", "é" * 40 + "'ll"]
+    for shift in range(3):
+        docs = [("." * shift + t).encode() for t in texts]
+        data, offsets = batch(docs)
+        assert split_with(program(name), data, offsets) == \
+            split_with(interpreted(name), data, offsets)
+        chunks = [regex.findall(PATTERNS[name], d.decode()) for d in docs]
+        ends, starts = split_with(program(name), data, offsets)
+        assert [len(c) for c in chunks] == np.diff(starts).tolist()
+
+
+def test_ascii_classes_are_the_properties():
+    """The rules classify ASCII by byte ranges; those are the Unicode properties."""
+    props = unicode_props()[0][:128]
+    data = np.arange(128, dtype=np.uint8)
+    data = np.concatenate([data, np.zeros(64, np.uint8)])
+
+    def bits(lo, hi):
+        got = masks_of(data, lo, hi)
+        return int(got[0]) % (1 << 64) | int(got[64]) % (1 << 64) << 64
+
+    def want(flag):
+        return sum(1 << b for b in range(128) if props[b] & flag)
+
+    assert bits(65, 90) | bits(97, 122) == want(PROPS_L)
+    assert bits(97, 122) == want(PROPS_LOWER)
+    assert bits(48, 57) == want(PROPS_N)
+    assert bits(9, 13) | bits(32, 32) == want(PROPS_S)
+
+
+@given(raw=st.binary(min_size=64, max_size=100), lo=st.integers(0, 255),
+       span=st.integers(0, 255))
+@settings(max_examples=300, deadline=None)
+def test_range_mask(raw, lo, span):
+    hi = min(255, lo + span)
+    got = masks_of(np.frombuffer(raw, np.uint8), lo, hi)
+    for p in range(len(raw) - 63):
+        want = sum(1 << q for q in range(64) if lo <= raw[p + q] <= hi)
+        assert int(got[p]) % (1 << 64) == want

@@ -1,0 +1,1 @@
+"""The token-budget report (pipeline/report/)."""

@@ -1,0 +1,1 @@
+"""SentencePiece models: corpustok/sentencepiece/ and kernels/sentencepiece/ against sentencepiece."""

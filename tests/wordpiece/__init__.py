@@ -1,0 +1,1 @@
+"""Fast WordPiece: corpustok/wordpiece/ and kernels/wordpiece/ against HF BertTokenizerFast."""
