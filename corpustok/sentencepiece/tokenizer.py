@@ -161,7 +161,7 @@ class SentencePieceTokenizer:
         for j in range(n):
             raw = data[offs[j]:offs[j + 1]].tobytes()
             if not batch.well_formed:
-                replaced[j] += _invalid_bytes(raw)
+                replaced[j] += ref.invalid_bytes(raw)
             out = ref.encode_bytes(self._vocab, raw)
             ids.extend(out)
             counts[j + 1] = len(out)
@@ -239,19 +239,3 @@ def _no_special(recognize_special):
     if recognize_special:
         raise ValueError("control tokens written in the text (--special) are not read yet for "
                          "SentencePiece models; sentencepiece itself encodes them as text")
-
-
-def _invalid_bytes(raw):
-    """How many bytes of ``raw`` are not part of a valid UTF-8 character."""
-    try:
-        raw.decode("utf-8")
-        return 0
-    except UnicodeDecodeError:
-        pass
-    count = at = 0
-    while at < len(raw):
-        ok, n = ref.valid_char_len(raw, at)
-        count += not ok
-        at += n
-    return count
-
