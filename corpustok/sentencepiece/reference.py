@@ -117,6 +117,22 @@ def valid_char_len(data, at):
     return False, 1
 
 
+def invalid_bytes(raw):
+    """How many bytes of ``raw`` are not part of a valid UTF-8 character (sentencepiece's
+    rule: one U+FFFD each)."""
+    try:
+        raw.decode("utf-8")
+        return 0
+    except UnicodeDecodeError:
+        pass
+    count = at = 0
+    while at < len(raw):
+        ok, n = valid_char_len(raw, at)
+        count += not ok
+        at += n
+    return count
+
+
 # --- 1. normalizer -----------------------------------------------------------------------
 def charsmap_match(trie, strings, data, at):
     """``(length, replacement)`` of the longest charsmap key that begins ``data[at:]``, or

@@ -4,10 +4,13 @@
 The file is read by :mod:`corpustok.sentencepiece.model_file` (no ``protobuf`` or
 ``sentencepiece`` at run time). A BPE model is encoded by the Numba kernel of
 :mod:`corpustok.kernels.sentencepiece.bpe` (tables and batch call in
-:mod:`corpustok.sentencepiece.bpe`, decision 0034); a Unigram model still runs the readable
-reference of :mod:`corpustok.sentencepiece.reference` (exact, but pure Python). ``encode``
-is ``SentencePieceProcessor.encode(text)`` with default options: no ``<s>``/``</s>`` added,
-and control-token text such as ``"<s>"`` in the input is plain text, as in sentencepiece.
+:mod:`corpustok.sentencepiece.bpe`, decision 0034); a Unigram model by the charsmap
+normalizer and the float32 Viterbi of :mod:`corpustok.kernels.sentencepiece.normalize` and
+``.unigram`` (state built in :mod:`corpustok.sentencepiece.normalizer` and ``.unigram``,
+decision 0035); :mod:`corpustok.sentencepiece.reference` stays the readable reference of
+both. ``encode`` is ``SentencePieceProcessor.encode(text)`` with default options: no
+``<s>``/``</s>`` added, and control-token text such as ``"<s>"`` in the input is plain text,
+as in sentencepiece.
 """
 import base64
 import json
@@ -17,8 +20,11 @@ import numpy as np
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece.bpe import SentencePieceBpe
-from corpustok.sentencepiece.model_file import BPE, CONTROL, UNKNOWN, USER_DEFINED, parse_model
+from corpustok.sentencepiece.model_file import (BPE, CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
+                                                parse_model)
 from corpustok.sentencepiece import reference as ref
+from corpustok.sentencepiece.normalizer import normalizer_state
+from corpustok.sentencepiece.unigram import encode_unigram, unigram_state
 from corpustok.parallel import ThreadPools, check_threads
 
 __all__ = ["SentencePieceTokenizer"]
@@ -54,6 +60,9 @@ class SentencePieceTokenizer:
         self._index = {p: i for i, p in reversed(list(enumerate(self._model.pieces)))}
         self._kernel = (SentencePieceBpe(self._model, self._vocab)
                         if self._model.trainer["model_type"] == BPE else None)
+        self._unigram = None
+        if self._model.trainer["model_type"] == UNIGRAM:
+            self._unigram = (normalizer_state(self._model), unigram_state(self._model))
         self._pools = ThreadPools()
 
     @classmethod
@@ -120,7 +129,7 @@ class SentencePieceTokenizer:
         _no_special(recognize_special)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        if self._kernel is not None:
+        if self._kernel is not None or self._unigram is not None:
             ids, _, _ = self.encode_arrays(utf8_batch([text]))
             return ids.tolist()
         return ref.encode_bytes(self._vocab, replace_surrogates(text)[0])
@@ -129,14 +138,15 @@ class SentencePieceTokenizer:
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
         :class:`~corpustok.Utf8Batch`; ``replaced`` counts the U+FFFD that invalid bytes
         became (one per byte, sentencepiece's rule) and the lone surrogates of ``str`` input.
-        ``threads``: a BPE model's kernel runs parts of the batch in that many threads (same
-        ids); the Unigram reference runs in one."""
+        ``threads``: the kernels run parts of the batch in that many threads (same ids)."""
         _no_special(recognize_special)
         check_threads(threads)
-        if self._kernel is not None:
+        if self._kernel is not None or self._unigram is not None:
             data = batch.data
 
             def part(offs):
+                if self._unigram is not None:
+                    return encode_unigram(*self._unigram, data, offs)
                 return self._kernel.encode_arrays(data, offs)
 
             ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
@@ -151,7 +161,7 @@ class SentencePieceTokenizer:
         for j in range(n):
             raw = data[offs[j]:offs[j + 1]].tobytes()
             if not batch.well_formed:
-                replaced[j] += _invalid_bytes(raw)
+                replaced[j] += ref.invalid_bytes(raw)
             out = ref.encode_bytes(self._vocab, raw)
             ids.extend(out)
             counts[j + 1] = len(out)
@@ -229,19 +239,3 @@ def _no_special(recognize_special):
     if recognize_special:
         raise ValueError("control tokens written in the text (--special) are not read yet for "
                          "SentencePiece models; sentencepiece itself encodes them as text")
-
-
-def _invalid_bytes(raw):
-    """How many bytes of ``raw`` are not part of a valid UTF-8 character."""
-    try:
-        raw.decode("utf-8")
-        return 0
-    except UnicodeDecodeError:
-        pass
-    count = at = 0
-    while at < len(raw):
-        ok, n = ref.valid_char_len(raw, at)
-        count += not ok
-        at += n
-    return count
-

