@@ -35,7 +35,7 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import id_array, id_lists, list_array, utf8_batch
+from corpustok.arrow import id_array, id_lists, list_array, read_only, utf8_batch
 from corpustok.formats.hf_spbpe import is_spbpe_doc, prepends, spbpe_problem
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
 from corpustok.kernels.sentencepiece.added import cut_added
@@ -43,7 +43,7 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY
                                                  ID_BITS, N_PIECES, SETTINGS, UNK, SpBpeModel,
                                                  fill_pairs)
 from corpustok.parallel import ThreadPools, check_threads
-from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _read_only, _ro,
+from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _read_only,
                                          _user_trie, crosses_space)
 
 __all__ = ["HfSentencePieceTokenizer"]
@@ -153,7 +153,7 @@ class _Kernel(SentencePieceBpe):
                      if 2 <= len(raw) <= FAST_KEY][:FAST_PER_SLOT * CACHE_SLOTS][::-1]
             offsets = np.zeros(len(words) + 1, np.int64)
             np.cumsum([len(w) for w in words], out=offsets[1:])
-            self._seed = _ro(np.frombuffer(b"".join(words), np.uint8)), offsets
+            self._seed = read_only(np.frombuffer(b"".join(words), np.uint8)), offsets
         return self._seed
 
 
@@ -239,7 +239,7 @@ class HfSentencePieceTokenizer:
             n = len(offsets) - 1
             return (np.asarray(offsets, np.int64), np.full(n, -1, np.int32),
                     np.arange(n + 1, dtype=np.int64))
-        return cut_added(_ro(data), np.asarray(offsets, np.int64), *self._added_trie)
+        return cut_added(read_only(data), np.asarray(offsets, np.int64), *self._added_trie)
 
     def _encode_part(self, data, offsets):
         cuts, added, doc_first = self._segments(data, offsets)
