@@ -94,14 +94,14 @@ def test_corpus_and_edge_texts_give_sentencepiece_ids(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [f"shared:{f}" for f in SHARED_FILES[:4]])
 def test_whole_corpus_b_gives_sentencepiece_ids(name):
-    """Every document of corpus-b's first file (about 18,000, 134 MB): about a minute a file,
-    so on the four distinct BPE models of ../shared (mistral-common's v1 and v2 are two of
-    them byte for byte; its v3, v7 and v7m1 run the default tests' texts)."""
+    """The first 6,000 documents of corpus-b's first file (~45 MB of its 134; CI's proofs
+    have no more time), on the four distinct BPE models of ../shared (mistral-common's v1 and
+    v2 are two of them byte for byte; its v3, v7 and v7m1 run the default tests' texts)."""
     ours, theirs = pair(name)
     path = SHARED_DATA / "corpus-b" / "part-00000.parquet"
     if not path.is_file():
         pytest.skip("../shared/data/corpus-b is absent")
-    texts = pq.read_table(path, columns=["text"]).column("text").to_pylist()
+    texts = pq.read_table(path, columns=["text"]).column("text").to_pylist()[:6000]
     for k in range(0, len(texts), 2000):
         assert first_difference(ours, theirs, texts[k:k + 2000]) is None
 
