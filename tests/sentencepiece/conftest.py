@@ -1,9 +1,11 @@
-"""Where the SentencePiece tests find their real models: ``../shared/data/vocab/sentencepiece``
+"""What the SentencePiece tests share: where they find their real models: ``../shared/data/vocab/sentencepiece``
 when present; else the packages the test set-up installs (mistral-common's five Mistral
 models; diffsynth 1.1.9's T5 and mT5, installed without its dependencies by run_local.sh,
-found by its folder and never imported); else a skip that names where the file comes from."""
+found by its folder and never imported); else a skip that names where the file comes from.
+And :func:`job_ids`, the ids a `corpustok tokenize` job writes."""
 import hashlib
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,19 @@ def model_path(name):
             assert hashlib.sha256(path.read_bytes()).hexdigest() == DIFFSYNTH[rel][1], path
             return path
     pytest.skip(f"{rel}: read from ../shared/data (absent here); {WHERE_ELSE[rel]}")
+
+
+def job_ids(tmp_path, model, texts, eos="</s>"):
+    """The ids ``corpustok tokenize --tokenizer MODEL --eos EOS`` writes for ``texts`` (one
+    JSONL document each), in the documents' order."""
+    import pyarrow.parquet as pq
+    from corpustok.pipeline.cli import main
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
+                           for k, t in enumerate(texts)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["tokenize", str(src), "--tokenizer", str(model), "--out", str(out),
+                 "--no-progress", "--eos", eos]) == 0
+    rows = [r for f in sorted((out / "data").glob("*.parquet"))
+            for r in pq.read_table(f).to_pylist()]
+    return [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import corpustok
 from tests.conftest import (EDGE_TEXTS, corpus_lines, emoji_texts, newest_character_texts,
                             protobuf_varint, udhr_sample_texts)
-from tests.sentencepiece.conftest import PACKAGED, SHARED_FILES, SP_DIR, model_path
+from tests.sentencepiece.conftest import job_ids, PACKAGED, SHARED_FILES, SP_DIR, model_path
 from corpustok.arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece.model_file import UNUSED, USER_DEFINED, fields, parse_model
@@ -337,19 +337,8 @@ def test_user_defined_pieces_are_read(trained):
 def test_tokenize_job_gives_sentencepiece_ids(tmp_path, capsys):
     """The pipeline takes a .model like any tokenizer file: `corpustok tokenize` with
     `--eos </s>` writes sentencepiece's ids plus the end-of-sequence id."""
-    import json
-    import pyarrow.parquet as pq
-    from corpustok.pipeline.cli import main
     path = model_path("mistral-common:tokenizer.model.v1")
     _, theirs = pair("mistral-common:tokenizer.model.v1")
     texts = udhr_sample_texts()[:30] + ["  leading and trailing  ", "tab\tand\nnewline", "<s>"]
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
-                           for k, t in enumerate(texts)), encoding="utf-8")
-    out = tmp_path / "out"
-    assert main(["tokenize", str(src), "--tokenizer", str(path), "--out", str(out),
-                 "--no-progress", "--eos", "</s>"]) == 0
-    rows = [r for f in sorted((out / "data").glob("*.parquet"))
-            for r in pq.read_table(f).to_pylist()]
-    got = [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
+    got = job_ids(tmp_path, path, texts)
     assert got == [theirs.encode(t) + [theirs.eos_id()] for t in texts]

