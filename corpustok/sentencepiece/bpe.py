@@ -30,7 +30,7 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_WO
                                                  N_PIECES, RESEGMENT, SETTINGS, UNK, UNKNOWN,
                                                  SpBpeModel, encode_normalized, fill_pairs,
                                                  normalize_batch)
-from corpustok.sentencepiece import reference as ref
+from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
     USER_DEFINED
 
@@ -191,15 +191,13 @@ def _read_only(tables):
 
 
 class SentencePieceBpe:
-    """The kernel encoder of a BPE model: :meth:`encode_arrays` of a batch. ``vocab``: the
-    reference's :class:`~corpustok.sentencepiece.reference.Vocab` (its normalizer runs when
-    the kernel's cannot)."""
+    """The kernel encoder of a BPE model: :meth:`encode_arrays` of a batch."""
 
-    def __init__(self, model, vocab):
+    def __init__(self, model):
         self.tables, self.kernel_normalizes = build_tables(model)
-        self._vocab = vocab
         self._model = model
         self._seed = None
+        self._norm_state = None  # the full normalizer's state, when the kernel's is not enough
         self._local = threading.local()
 
     @property
@@ -237,14 +235,12 @@ class SentencePieceBpe:
         if self.kernel_normalizes:
             return normalize_batch(read_only(data), np.asarray(offsets, np.int64),
                                    self.tables.settings)
-        parts, counts, replaced = [], [0], []
-        for d in range(len(offsets) - 1):
-            raw = data[offsets[d]:offsets[d + 1]].tobytes()
-            parts.append(ref.normalize(self._vocab, raw))
-            counts.append(len(parts[-1]))
-            replaced.append(ref.invalid_bytes(raw))
-        text = np.frombuffer(b"".join(parts), np.uint8)
-        return text, np.cumsum(counts, dtype=np.int64), np.array(replaced, np.int64)
+        # A charsmap, or user-defined pieces with spaces: sentencepiece's whole normalizer,
+        # the same for BPE and Unigram models (kernels/sentencepiece/normalize.py).
+        if self._norm_state is None:
+            self._norm_state = normalizer_state(self._model)
+        return normalize(self._norm_state, read_only(np.ascontiguousarray(data, np.uint8)),
+                         read_only(np.ascontiguousarray(offsets, np.int64)))
 
     def encode_arrays(self, data, offsets):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of the documents

@@ -58,7 +58,7 @@ class SentencePieceTokenizer:
         self._model = parse_model(self._data, source)
         self._vocab = ref.Vocab(self._model)
         self._index = {p: i for i, p in reversed(list(enumerate(self._model.pieces)))}
-        self._kernel = (SentencePieceBpe(self._model, self._vocab)
+        self._kernel = (SentencePieceBpe(self._model)
                         if self._model.trainer["model_type"] == BPE else None)
         self._unigram = None
         if self._model.trainer["model_type"] == UNIGRAM:
