@@ -32,6 +32,7 @@ import os
 import sys
 
 import numpy as np
+import pyarrow.fs as pafs
 
 from corpustok.arrow import id_lists
 
@@ -70,14 +71,12 @@ class _Files:
     def exists(self, path):
         if self.fs is None:
             return os.path.exists(path)
-        import pyarrow.fs as pafs
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
 
     def size(self, path):
         """The file's size in bytes; FileNotFoundError when it is missing."""
         if self.fs is None:
             return os.stat(path).st_size
-        import pyarrow.fs as pafs
         info = self.fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
             raise FileNotFoundError(path)
@@ -98,7 +97,6 @@ def _located(source, filesystem):
     if filesystem is None and "://" not in source:
         return source, _Files()
     if filesystem is None:
-        import pyarrow.fs as pafs
         filesystem, path = pafs.FileSystem.from_uri(source)
         return path, _Files(filesystem)
     return (source.split("://", 1)[1] if "://" in source else source), _Files(filesystem)

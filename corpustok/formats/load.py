@@ -4,9 +4,9 @@
 model, a binary file handed over by mistake (named in one line), JSON (then the document's
 content picks the reader: :data:`JSON_READERS`), or text: a tiktoken rank file, a merges.txt
 given alone (named), else a WordPiece vocab.txt. A folder is its tokenizer.json, or GPT-2's
-vocab.json + merges.txt. Readers are imported when chosen, so loading one family does not
-import the others.
+vocab.json + merges.txt.
 """
+import importlib
 import os
 
 from corpustok.formats.hf_spbpe import is_spbpe_doc
@@ -17,6 +17,22 @@ from corpustok.formats.recognize import (FORMATS, HEAD_BYTES, MERGES_FILE, binar
 from corpustok.formats.tiktoken import is_rank_file, is_tekken
 from corpustok.tokenizer import FILE_FORMAT
 
+# The tokenizer classes, by the "type" a corpustok file records. Each is imported when a file
+# of its family is read: a family's kernel modules take 0.1-0.2 s to import (measured
+# 2026-12-05), and loading one tokenizer (the CLI's encode and decode) should not pay for all.
+CLASSES = {
+    "bpe": ("corpustok.bpe.tokenizer", "BytePairTokenizer"),
+    "wordpiece": ("corpustok.wordpiece.tokenizer", "WordPiece"),
+    "sentencepiece": ("corpustok.sentencepiece.tokenizer", "SentencePieceTokenizer"),
+    "hf-sentencepiece": ("corpustok.sentencepiece.hf_json", "HfSentencePieceTokenizer"),
+}
+
+
+def tokenizer_class(family):
+    """The class of ``family`` (a key of :data:`CLASSES`), imported on first use."""
+    module, name = CLASSES[family]
+    return getattr(importlib.import_module(module), name)
+
 
 def load_file(path, *, merges=None, pretokenizer=None, lowercase=None):
     """``corpustok.load`` (see there)."""
@@ -25,16 +41,14 @@ def load_file(path, *, merges=None, pretokenizer=None, lowercase=None):
         path, merges = _folder_files(path, merges)
     if merges is not None:
         _no_lowercase(path, lowercase)
-        from corpustok.bpe.tokenizer import BytePairTokenizer
-        return BytePairTokenizer._from_gpt2_files(path, os.fspath(merges),
-                                                  pretokenizer or "gpt2")
+        return tokenizer_class("bpe")._from_gpt2_files(path, os.fspath(merges),
+                                                       pretokenizer or "gpt2")
     with open(path, "rb") as f:
         head = f.read(HEAD_BYTES)
     if is_sentencepiece_model(head):
         _no_pretokenizer(path, pretokenizer)
         _no_lowercase(path, lowercase)
-        from corpustok.sentencepiece import SentencePieceTokenizer
-        return SentencePieceTokenizer.from_file(path)
+        return tokenizer_class("sentencepiece").from_file(path)
     problem = binary_problem(head)
     if problem:
         raise ValueError(f"{path}: {problem}")
@@ -71,21 +85,17 @@ def _no_lowercase(path, lowercase):
 def _load_text(path, head, pretokenizer, lowercase):
     """A tiktoken rank file or a WordPiece vocab.txt (``head``: the first bytes, stripped);
     a merges.txt given alone is named."""
-
     if is_rank_file(head):
         _no_lowercase(path, lowercase)
-        from corpustok.bpe.tokenizer import BytePairTokenizer
-        return BytePairTokenizer.from_tiktoken(path, pretokenizer=pretokenizer)
+        return tokenizer_class("bpe").from_tiktoken(path, pretokenizer=pretokenizer)
     if is_merges_file(head):
         raise ValueError(f"{path}: {MERGES_FILE}")
     _no_pretokenizer(path, pretokenizer)
-    from corpustok.wordpiece.tokenizer import WordPiece
-    return WordPiece.from_vocab(path, lowercase=lowercase)
+    return tokenizer_class("wordpiece").from_vocab(path, lowercase=lowercase)
 
 
 def _load_json(path):
     """The tokenizer of a JSON file (see :func:`_from_doc`)."""
-
     doc = read_json(path, "not a tokenizer file")
     try:
         return _from_doc(path, doc)
@@ -96,24 +106,17 @@ def _load_json(path):
 def _corpustok_file(path, doc):
     """A file written by a corpustok tokenizer's ``save()``: its class by ``type``."""
     kind = doc.get("type")
-    if kind == "wordpiece":
-        from corpustok.wordpiece.tokenizer import WordPiece as cls
-    elif kind == "bpe":
-        from corpustok.bpe.tokenizer import BytePairTokenizer as cls
-    elif kind == "sentencepiece":
-        from corpustok.sentencepiece import SentencePieceTokenizer as cls
-    else:
+    if kind not in ("wordpiece", "bpe", "sentencepiece"):
         raise ValueError(f"{path}: unknown corpustok tokenizer type {kind!r} "
                          "(expected 'wordpiece', 'bpe' or 'sentencepiece')")
     try:
-        return cls.from_dict(doc)
+        return tokenizer_class(kind).from_dict(doc)
     except (ValueError, TypeError) as e:  # the dict knows no path: name the file
         raise ValueError(f"{path}: {e}") from None
 
 
 def _tekken(path, doc):
-    from corpustok.bpe.tokenizer import BytePairTokenizer
-    return BytePairTokenizer._from_tekken_doc(path, doc)
+    return tokenizer_class("bpe")._from_tekken_doc(path, doc)
 
 
 def _hf_refused(path, doc):
@@ -122,18 +125,15 @@ def _hf_refused(path, doc):
 
 
 def _hf_wordpiece(path, doc):
-    from corpustok.wordpiece.tokenizer import WordPiece
-    return WordPiece._from_hf_doc(path, doc)
+    return tokenizer_class("wordpiece")._from_hf_doc(path, doc)
 
 
 def _hf_bpe(path, doc):
-    from corpustok.bpe.tokenizer import BytePairTokenizer
-    return BytePairTokenizer._from_hf_doc(path, doc)  # parsed once
+    return tokenizer_class("bpe")._from_hf_doc(path, doc)  # parsed once
 
 
 def _hf_spbpe(path, doc):
-    from corpustok.sentencepiece.hf_json import HfSentencePieceTokenizer
-    return HfSentencePieceTokenizer._from_hf_doc(path, doc)
+    return tokenizer_class("hf-sentencepiece")._from_hf_doc(path, doc)
 
 
 def _model_type(doc):

@@ -15,6 +15,7 @@ fast.
 import gc
 import logging
 
+from corpustok.pipeline.files import use_options
 from corpustok.pipeline.runtime.workers import keep_freed_memory, quiet_optional_deps
 
 
@@ -38,7 +39,6 @@ def main(argv=None, handle_signals=False):
     if handle_signals:
         on_interrupt(args.command, args.out if args.command == "tokenize" else None)
     if extra and args.beam_args:  # remote inputs are matched before the job builds its options
-        from corpustok.pipeline.files import use_options
         use_options(extra)
     run_command = args.func
     del args.func, args.beam_args

@@ -46,7 +46,7 @@ def use_options(options):
     options: each client then reads its environment, as boto3 does ``AWS_*``)."""
     from apache_beam.io.filesystems import FileSystems  # here: Beam for remote paths only
     if isinstance(options, (list, tuple)):
-        from apache_beam.options.pipeline_options import PipelineOptions
+        from apache_beam.options.pipeline_options import PipelineOptions  # as above
         options = PipelineOptions(list(options))
     FileSystems.set_options(options)
 
