@@ -75,7 +75,6 @@ readers memory-map them).
 """
 import csv
 import errno
-import fcntl
 import gzip
 import hashlib
 import io
@@ -100,6 +99,7 @@ from corpustok.packed import reorder
 from corpustok.pipeline import files
 from corpustok.pipeline.config import EXPORT_FORMATS
 from corpustok.pipeline.files import cleanup
+from corpustok.pipeline.files.held import Busy, HeldFile
 from corpustok.pipeline.output.layout import (META_DIR, RUN_MANIFEST, FolderHold, OutputInUse,
                                               json_object, read_run_manifest)
 
@@ -513,60 +513,37 @@ class _PrefixLock:
     def __init__(self, prefix):
         folder, base = os.path.split(prefix)
         self.prefix = prefix
-        self.path = os.path.join(folder, f".{base}{LOCK_SUFFIX}")
         self.tag = uuid.uuid4().hex[:12]
         self.recovered = False
-        self._fd = None
+        self.file = HeldFile(os.path.join(folder, f".{base}{LOCK_SUFFIX}"))
 
     def __enter__(self):
-        fd = self._take()
         try:
-            self.recovered = _recover(self.prefix, json_object(os.pread(fd, 1 << 16, 0)))
+            previous = self.file.take()
+        except Busy as busy:
+            holder = json_object(busy.record) or {}
+            started = time.strftime("%Y-%m-%d %H:%M:%S",
+                                    time.localtime(holder.get("started", 0)))
+            raise OutputInUse(f"{self.prefix}: another corpustok export to this prefix is "
+                              f"running (pid {holder.get('pid')} on {holder.get('host')}, "
+                              f"started {started}); wait for it to end or choose another "
+                              "--out") from None
+        try:
+            self.recovered = _recover(self.prefix, json_object(previous))
             me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(),
                   "tag": self.tag}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(me).encode(), 0)
-            os.fsync(fd)
+            self.file.write(json.dumps(me).encode())
         except BaseException:
-            os.close(fd)  # the stale content stays: the next holder recovers
+            self.file.release(keep=True)  # the stale content stays: the next holder recovers
             raise
-        self._fd = fd
         return self
 
-    def _take(self):
-        while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = json_object(os.pread(fd, 1 << 16, 0)) or {}
-                os.close(fd)
-                started = time.strftime("%Y-%m-%d %H:%M:%S",
-                                        time.localtime(holder.get("started", 0)))
-                raise OutputInUse(f"{self.prefix}: another corpustok export to this prefix is "
-                                  f"running (pid {holder.get('pid')} on {holder.get('host')}, "
-                                  f"started {started}); wait for it to end or choose another "
-                                  "--out") from None
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                return fd
-            os.close(fd)  # unlinked by a holder that ended as we opened it: take the new one
-
     def __exit__(self, *exc):
-        fd, self._fd = self._fd, None
-        if fd is None:
+        if self.file.fd is None:
             return
-        try:
-            if not os.path.lexists(self.prefix + JOURNAL_SUFFIX):
-                _remove_tagged(self.prefix, self.tag)  # else the next holder rolls it forward
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-        finally:
-            os.close(fd)
+        if not os.path.lexists(self.prefix + JOURNAL_SUFFIX):
+            _remove_tagged(self.prefix, self.tag)  # else the next holder rolls it forward
+        self.file.release()
 
 
 def recover(prefix):
@@ -576,7 +553,7 @@ def recover(prefix):
     that find ``PREFIX.export.journal``. OutputInUse while an export to the prefix runs."""
     prefix = os.path.abspath(prefix)
     lock = _PrefixLock(prefix)
-    if not os.path.lexists(lock.path) and not os.path.lexists(prefix + JOURNAL_SUFFIX):
+    if not os.path.lexists(lock.file.path) and not os.path.lexists(prefix + JOURNAL_SUFFIX):
         return False  # no export was killed here: nothing to take
     with lock:
         return lock.recovered

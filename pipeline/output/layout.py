@@ -29,7 +29,6 @@ changes a shard's bytes or which shards exist) and its inputs, recorded in
   would read the job's own files as input.
 """
 import errno
-import fcntl
 import glob
 import hashlib
 import json
@@ -42,6 +41,7 @@ import uuid
 from corpustok.schemas import LISTED_ENTRY_KEYS, MANIFEST_FORMAT, check_shard_entry
 
 from corpustok.pipeline import files
+from corpustok.pipeline.files.held import Busy, HeldFile
 from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.output import old_layout
 
@@ -173,48 +173,32 @@ def json_object(blob):
 
 
 class _LocalLock:
-    """An exclusive flock on the lock file, whose content names the holder."""
+    """The folder's lock on local disk: a :class:`~files.held.HeldFile` whose record names
+    the holder."""
 
     def __init__(self, path):
-        self.path = path
-        self.fd = None
+        self.file = HeldFile(path)
 
     def acquire(self, out_dir, me, choose=None):
         """Take the lock; returns what the previous (dead) holder wrote, or None. ``choose``:
         the advice of the refusal when a live process holds it."""
-        while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                with open(self.path, "rb") as f:
-                    holder = json_object(f.read()) or {}
-                os.close(fd)
-                raise (_busy(out_dir, holder) if choose is None else
-                       _busy(out_dir, holder, choose)) from None
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if not same:  # the file was unlinked by a run that ended as we opened it
-                os.close(fd)
-                continue
-            previous = json_object(os.pread(fd, 1 << 16, 0))
-            blob = json.dumps(me).encode()
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, blob, 0)
-            os.fsync(fd)  # the first write of the run: a full or read-only disk shows here
-            self.fd = fd
-            return previous
+        try:
+            previous = self.file.take()
+        except Busy as busy:
+            holder = json_object(busy.record) or {}
+            raise (_busy(out_dir, holder) if choose is None else
+                   _busy(out_dir, holder, choose)) from None
+        self.file.write(json.dumps(me).encode())
+        return json_object(previous)
+
+    def put_back(self, blob):
+        """Write ``blob`` (a killed run's lock, kept for the next run) in place of ours."""
+        if self.file.fd is not None:
+            self.file.write(blob)
+            self.file.release(keep=True)
 
     def release(self):
-        if self.fd is not None:
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
-            os.close(self.fd)
-            self.fd = None
+        self.file.release()
 
 
 class _RemoteLock:
@@ -331,20 +315,10 @@ class FolderHold:
 
     def __exit__(self, *exc):
         lock, self._lock = self._lock, None
-        if isinstance(lock, _RemoteLock):
-            if self._previous:
-                lock.put_back(json.dumps(self._previous).encode())
-            else:
-                lock.release()
-            return
-        if lock is None or lock.fd is None:
+        if lock is None:
             return
         if self._previous:
-            blob = json.dumps(self._previous).encode()
-            os.ftruncate(lock.fd, 0)
-            os.pwrite(lock.fd, blob, 0)
-            os.close(lock.fd)
-            lock.fd = None
+            lock.put_back(json.dumps(self._previous).encode())
         else:
             lock.release()
 
