@@ -33,22 +33,22 @@ keep_old_names(__name__, MOVED)
 def __getattr__(name):
     # Lazy so that `import corpustok` (and the CLI) does not pay for every kernel module.
     if name == "WordPiece":
-        from corpustok.wordpiece.tokenizer import WordPiece
+        from corpustok.wordpiece.tokenizer import WordPiece  # lazy: see above
         return WordPiece
     if name == "BytePairTokenizer":
-        from corpustok.bpe.tokenizer import BytePairTokenizer
+        from corpustok.bpe.tokenizer import BytePairTokenizer  # lazy: see above
         return BytePairTokenizer
     if name == "SentencePieceTokenizer":
-        from corpustok.sentencepiece import SentencePieceTokenizer
+        from corpustok.sentencepiece import SentencePieceTokenizer  # lazy: see above
         return SentencePieceTokenizer
     if name == "FILE_FORMAT":  # the "format" of corpustok tokenizer files
-        from corpustok.tokenizer import FILE_FORMAT
+        from corpustok.tokenizer import FILE_FORMAT  # lazy: see above
         return FILE_FORMAT
     if name == "Tokenizer":
-        from corpustok.tokenizer import Tokenizer
+        from corpustok.tokenizer import Tokenizer  # lazy: see above
         return Tokenizer
     if name == "Utf8Batch":
-        from corpustok.arrow import Utf8Batch
+        from corpustok.arrow import Utf8Batch  # lazy: see above
         return Utf8Batch
     if name == "ube":
         return importlib.import_module("corpustok.substrate")

@@ -25,6 +25,8 @@ sha256 (when it is read, before any of its tokens are used); an export must be f
 A state (``state_dict``) carries a fingerprint of the shards (names, sizes, sha256s, token
 counts) and is refused by a reader of other data.
 """
+import csv
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -32,7 +34,9 @@ import os
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from corpustok.arrow import id_lists
 
@@ -152,8 +156,6 @@ def _shard_loader(folder, path, entry, files):
     """A function reading the shard at ``path`` whole: its bytes hashed and checked against
     ``entry`` before they are parsed, then its ``(ids int32, offsets)``."""
     def load():
-        import pyarrow as pa
-        import pyarrow.parquet as pq
         data = files.read(path)
         sha = hashlib.sha256(data).hexdigest()
         if sha != entry["sha256"]:
@@ -206,8 +208,6 @@ def _export_lengths(prefix, layout):
         return np.asarray(idx[34:34 + 4 * n].view("<i4"), np.int64)
     if layout == "datatrove":
         return np.diff(np.fromfile(prefix + ".ds.index", "<u8").astype(np.int64), prepend=0)
-    import csv
-    import gzip
     with gzip.open(prefix + ".csv.gz", "rt", encoding="utf-8", newline="") as f:
         return np.array([int(r[1]) - int(r[0]) for r in csv.reader(f)], np.int64)
 
@@ -310,7 +310,7 @@ def _register_with_torch(cls):
     try:
         if "torch.utils.data" not in sys.modules and importlib.util.find_spec("torch") is None:
             return
-        from torch.utils.data import IterableDataset
+        from torch.utils.data import IterableDataset  # optional: torch is no dependency
     except (ImportError, ValueError, OSError):  # a broken install: no DataLoader to serve
         return
     IterableDataset.register(cls)

@@ -139,7 +139,7 @@ def _encoder(device):
         raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
     if device == "cpu":
         return encode_symbols
-    from corpustok.kernels import cuda
+    from corpustok.kernels import cuda  # here: numba.cuda only for device='cuda'
 
     if cuda.cuda_available():
         return cuda.encode_symbols_cuda

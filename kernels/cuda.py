@@ -50,7 +50,7 @@ def _cuda():
     """Import numba.cuda on first use (never at module import: the CPU install lacks it)."""
     global cuda
     if cuda is None:
-        from numba import cuda as module
+        from numba import cuda as module  # optional: the CPU install lacks it
 
         cuda = module
     return cuda

@@ -35,6 +35,8 @@ from corpustok.parallel import ThreadPools, check_threads
 from corpustok.bpe.tables import merge_ids, whole_chunk_table
 from corpustok.formats.hf import gpt2_files, hf_bpe_model
 from corpustok.formats.json_file import from_json_file
+from corpustok.formats.hf_export import hf_document
+from corpustok.formats.tiktoken import rank_file_parts, read_tekken
 from corpustok.vocab import VocabIds, check_dense_ids, is_id, short, string_list, vocab_ids
 from corpustok.substrate import SYMBOL_STRINGS, alphabet, parse_symbols, substrate_code
 
@@ -215,7 +217,7 @@ class BytePairTokenizer:
         :func:`corpustok.bpe_train.train`): specials first, then the substrate alphabet in
         code point order, then merges; ties go to the smallest ``(left_id, right_id)``.
         ``pretokenizer``: a name or pattern of :mod:`corpustok.pretokenize.patterns`."""
-        from corpustok.bpe.train import train
+        from corpustok.bpe.train import train  # only when training: its kernels load on import
 
         vocab, merges = train(texts, vocab_size, substrate=substrate,
                               min_frequency=min_frequency, special_tokens=special_tokens,
@@ -274,7 +276,6 @@ class BytePairTokenizer:
         ``tokenizers``/``transformers``: ``utf8`` tokenizers only, since HF's ByteLevel maps
         UTF-8 bytes and has no form for the ``ube`` or ``utf16`` symbols (the ValueError says
         so). See :mod:`corpustok.formats.hf_export`."""
-        from corpustok.formats.hf_export import hf_document
         return hf_document(self)
 
     def save(self, path):
@@ -290,7 +291,6 @@ class BytePairTokenizer:
         sha256 (split pattern, special tokens and their ids, NFC for Qwen); any argument given
         overrides that, and any other file needs ``pretokenizer`` (a name or a pattern).
         ``special_tokens`` maps token strings to ids."""
-        from corpustok.formats.tiktoken import rank_file_parts
 
         path = os.fspath(path)
         vocab, special_tokens, pretokenizer, normalize = rank_file_parts(
@@ -305,7 +305,6 @@ class BytePairTokenizer:
     def _from_tekken_doc(cls, path, doc):
         """A Mistral Tekken file (parsed: ``doc``): tiktoken's rules on its ranks, ids offset by
         its special tokens, its own split pattern."""
-        from corpustok.formats.tiktoken import read_tekken
 
         vocab, pattern, specials = read_tekken(path, doc)
         try:

@@ -143,7 +143,7 @@ class PythonSplit:
 
     def __init__(self, spec, reason, where="pre_tokenizer"):
         try:
-            import regex
+            import regex  # optional: the reference split's dependency, not the kernels'
         except ImportError:
             raise ImportError(f"{where}: this pre-tokenizer needs the `regex` module (pip "
                               "install regex); the split kernel cannot run it") from None

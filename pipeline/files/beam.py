@@ -39,7 +39,7 @@ def _share_s3_clients():
     0036). boto3 clients are thread-safe; each Beam ``Client`` keeps its own download state,
     as before."""
     try:  # here: boto3 comes with the optional aws extra of apache-beam
-        from apache_beam.io.aws.clients.s3 import boto3_client
+        from apache_beam.io.aws.clients.s3 import boto3_client  # optional: the aws extra
     except ImportError:
         return
     if getattr(boto3_client.Client, "_corpustok_shared", False):
