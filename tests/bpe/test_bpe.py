@@ -1,8 +1,8 @@
 """BytePairTokenizer encode/decode against HF tokenizers, tiktoken, Python codecs and
-pure-Python references of the merge kernels."""
+pure-Python references of the merge kernels. GPT-2 on the whole shared corpus (``-m slow``) is
+tests/parity/test_bpe_slow.py."""
 import random
 from collections import Counter
-from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -25,8 +25,7 @@ from corpustok.reference import merge_ids as ref_merge
 from corpustok.parallel import MIN_PART_BYTES, Schedule
 
 from tests.conftest import (corpus_lines, emoji_texts, GPT2, hf_bpe_train, read_xz_text,
-                            reference_pattern, shared_corpus_files, SHARED_DATA, TEST_DATA,
-                            tiktoken_encoding_spec)
+                            reference_pattern, SHARED_DATA, TEST_DATA, tiktoken_gpt2)
 
 SAMPLE = (TEST_DATA / "bpe_sample.txt").read_bytes().decode("utf-8")
 SUBSTRATES = ("utf8", "utf16", "ube")
@@ -59,28 +58,7 @@ def hf_train(texts, substrate, vocab_size, specials=()):
     return hf_bpe_train(counts, vocab_size, substrate, special_tokens=specials)
 
 
-@lru_cache(maxsize=1)
-def tiktoken_gpt2():
-    """tiktoken's own ``gpt2`` encoding, its files read from tests/data/gpt2 (OpenAI's
-    encoder.json and vocab.bpe, whose sha256 tiktoken checks) instead of downloaded."""
-    import tiktoken
-    return tiktoken.Encoding(**tiktoken_encoding_spec(
-        "gpt2", {"encoder.json": GPT2 / "vocab.json", "vocab.bpe": GPT2 / "merges.txt"}))
-
-
-# --- fixtures ----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def gpt2():
-    return BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
-
-
-@pytest.fixture(scope="module")
-def hf_gpt2():
-    from tokenizers import ByteLevelBPETokenizer
-    return ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
-                                 add_prefix_space=False)
-
-
+# --- fixtures (gpt2 and hf_gpt2: tests/conftest.py) ------------------------------------------
 TRAIN_TEXT = [SAMPLE * 2, "lower lowest newest widest " * 20]
 
 
@@ -358,22 +336,6 @@ def test_gpt2_shared_corpus_sample(gpt2, hf_gpt2):
     assert ours == [e.ids for e in hf_gpt2.encode_batch(lines)]
     assert ours == tiktoken_gpt2().encode_ordinary_batch(lines, num_threads=1)
     assert gpt2.decode_batch(gpt2.encode_batch(lines)) == lines
-
-
-@pytest.mark.slow
-def test_gpt2_whole_shared_corpus(gpt2, hf_gpt2, shared_data):
-    enc = tiktoken_gpt2()
-    compared = 0
-    for f in shared_corpus_files():
-        lines = read_xz_text(f).splitlines(keepends=True)
-        for k in range(0, len(lines), 20000):
-            part = lines[k:k + 20000]
-            ours = gpt2.encode_batch(part).to_pylist()
-            assert ours == [e.ids for e in hf_gpt2.encode_batch(part)], f.name
-            assert ours == enc.encode_ordinary_batch(part, num_threads=1), f.name
-            assert gpt2.decode_batch(gpt2.encode_batch(part)) == part, f.name
-            compared += len(part)
-    assert compared > 430_000, compared  # the whole corpus: 439,514 lines in 8 files
 
 
 def test_adversarial_long_chunks_match_tiktoken(gpt2):

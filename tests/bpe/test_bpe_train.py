@@ -1,5 +1,6 @@
 """BPE trainer: chunk counting against regex + Counter, merges and vocab against HF
-``BpeTrainer`` (the external oracle) run on the same chunks mapped to symbol strings."""
+``BpeTrainer`` (the external oracle) run on the same chunks mapped to symbol strings. The 32K
+training on the shared corpus (``-m slow``) is tests/parity/test_bpe_slow.py."""
 import pickle
 
 import pyarrow as pa
@@ -8,28 +9,19 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import corpus_lines, hf_bpe_train, hf_pattern, read_xz_text, reference_pattern, \
-    shared_corpus_files
+from tests.bpe.conftest import SUBSTRATES, assert_same_as_hf
+from tests.conftest import corpus_lines, hf_bpe_train, hf_pattern, reference_pattern
 from corpustok import reference
 from corpustok.bpe.train import ChunkCounts, count_chunks, train, train_from_counts
 from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.substrate import alphabet
 
-SUBSTRATES = ("ube", "utf8", "utf16")
 SPECIALS = ("<|endoftext|>", "<pad>")
 
 
 def reference_counts(texts):
     """:func:`corpustok.reference.count_chunks` splitting with ``regex`` (the oracle)."""
     return reference.count_chunks(texts, regex.compile(reference_pattern("gpt2")).findall)
-
-
-def assert_same_as_hf(counts, vocab_size, substrate, min_frequency=0, special_tokens=()):
-    want = hf_bpe_train(counts, vocab_size, substrate, min_frequency, special_tokens)
-    got = train_from_counts(counts, vocab_size, substrate, min_frequency, special_tokens)
-    assert got[1] == want[1], (substrate, vocab_size, min_frequency, special_tokens)
-    assert got[0] == want[0], (substrate, vocab_size, min_frequency, special_tokens)
-    return got
 
 
 def test_classic_walkthrough():
@@ -96,15 +88,6 @@ def corpus_counts():
 def test_hf_parity_shared_corpus(corpus_counts, substrate, vocab_size, min_frequency,
                                  specials):
     assert_same_as_hf(corpus_counts, vocab_size, substrate, min_frequency, specials)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("substrate", SUBSTRATES)
-def test_hf_parity_32k_few_mb(shared_data, substrate):
-    texts = [read_xz_text(p, 600_000) for p in shared_corpus_files()]
-    counts = count_chunks(texts).to_dict()
-    vocab, merges = assert_same_as_hf(counts, 32000, substrate)
-    assert len(vocab) == 32000
 
 
 texts_st = st.lists(st.one_of(st.none(), st.text(max_size=30)), max_size=12)

@@ -5,64 +5,28 @@ set before ``numba.cuda`` is first imported and it changes ``numba.cuda`` for th
 process, so an ordinary run leaves this process alone and re-runs this file in a child
 process with the simulator on (``test_simulator``); the comparisons themselves run only where
 the kernels can (the child, or a process that has a real GPU). The simulator runs each thread
-as Python (~15 KB/s), so batches are small but cover every boundary case; the sweep over all
-1,112,064 scalar values is ``slow``.
+as Python (~15 KB/s), so batches are small but cover every boundary case; the sweeps over all
+1,112,064 scalar values and 15,122 shared-corpus lines are ``slow``, in
+tests/parity/test_cuda_slow.py. What both files share (the comparison, the child pytest) is
+tests/core/conftest.py.
 """
 import importlib.util
-import os
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import REPO, read_xz_text, shared_corpus_files
+from tests.conftest import read_xz_text, shared_corpus_files
+from tests.core.conftest import (BIG, HERE, SIMULATOR, SUBSTRATES, assert_same, batch,
+                                 needs_kernels, run_in_simulator, scalar_docs)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpustok import reference
 from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.kernels import cuda as kc
-from corpustok.kernels.substrate import UBE, UTF8, UTF16, encode_symbols
+from corpustok.kernels.substrate import UBE, encode_symbols
 
-SUBSTRATES = {"utf8": UTF8, "utf16": UTF16, "ube": UBE}
-SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-HERE = SIMULATOR or kc.cuda_available()  # can the kernels run in this process?
-needs_kernels = pytest.mark.skipif(not HERE, reason="runs in the simulator child process")
 # Small tiles put tile, thread and document boundaries everywhere; (256, 16) is the default.
 GEOMETRIES = [(4, 3), (3, 7)]
-BIG = (16, 256)  # few simulated threads per byte, for the larger batches
-ALL_SCALARS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
-
-
-# --- pure-Python reference ---------------------------------------------------------------
-def ref_encode(docs, substrate):
-    """:func:`corpustok.reference.encode_symbols` for a kernel substrate code."""
-    return reference.encode_symbols(docs, {v: k for k, v in SUBSTRATES.items()}[substrate])
-
-
-# --- helpers -----------------------------------------------------------------------------
-def batch(docs):
-    data = np.frombuffer(b"".join(docs), np.uint8)
-    offsets = np.zeros(len(docs) + 1, np.int64)
-    np.cumsum([len(d) for d in docs], out=offsets[1:])
-    return data, offsets
-
-
-def assert_same(docs, substrate, geometry, reference=False):
-    """The CUDA kernels give exactly the CPU kernel's three arrays (and the reference's)."""
-    data, offsets = batch(docs)
-    got = kc.encode_symbols_cuda(data, offsets, substrate, *geometry)
-    want = encode_symbols(data, offsets, substrate)
-    assert [a.dtype for a in got] == [np.uint16, np.int64, np.int64]
-    for name, g, w in zip(("symbols", "out_offsets", "replaced"), got, want):
-        if not np.array_equal(g, w):
-            k = int(np.flatnonzero(g[: len(w)] != w[: len(g)])[0]) if len(g) and len(w) else 0
-            pytest.fail(f"{name} differ (lengths {len(g)}/{len(w)}), first at {k}: "
-                        f"{g[k:k + 8]} vs {w[k:k + 8]}; substrate {substrate}, {geometry}")
-    if reference:
-        assert [list(a) for a in got] == [list(a) for a in ref_encode(docs, substrate)]
 
 
 INVALID = [
@@ -104,32 +68,10 @@ def test_bad_offsets_rejected():
         kc.encode_symbols_cuda(data, np.array([], np.int64), UBE)
 
 
-def _child(markexpr, workers=0):
-    """The tests of this file marked ``markexpr`` on the simulator, in a child pytest with
-    ``workers`` processes (test by test)."""
-    if importlib.util.find_spec("numba.cuda") is None:
-        pytest.skip("numba.cuda (and its simulator) is not installed: pip install numba-cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    spread = ["-n", str(workers), "--dist", "load"] if workers else ["-n", "0"]
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *spread, "-m",
-           markexpr, str(Path(__file__).relative_to(REPO))]
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-8000:]}\n{r.stderr[-3000:]}"
-    assert " passed" in r.stdout
-
-
 @pytest.mark.skipif(HERE, reason="the kernels run in this process")
 def test_simulator():
     """Every comparison below, on numba's CUDA simulator in a child process."""
-    _child("not slow")
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(HERE, reason="the kernels run in this process")
-def test_simulator_slow():
-    """The slow sweeps (every scalar, one substrate a test, ~5 min each on the simulator)
-    spread over two processes: alone on one worker they were 20 of the proofs' 38 minutes."""
-    _child("slow", workers=2)
+    run_in_simulator(__file__, "not slow")
 
 
 def test_kernels_compile_for_hopper(monkeypatch):
@@ -230,32 +172,11 @@ def test_random_batches(docs, substrate, geometry):
     assert_same(docs, substrate, geometry, reference=True)
 
 
-def scalar_docs(step):
-    """Scalar values (every ``step``-th, plus every length boundary and the UBE second
-    alphabet's PUA block) in documents cut at arbitrary byte positions (so some cuts split
-    characters, which then read as invalid UTF-8 on both sides)."""
-    keep = set(ALL_SCALARS[::step]) | {0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD,
-                                       0xFFFF, 0x10000, 0x10FFFF} | set(range(0xE100, 0xE200))
-    raw = "".join(chr(c) for c in sorted(keep)).encode()
-    cuts = sorted(random.Random(step).sample(range(1, len(raw)), 6))
-    return [raw[a:b] for a, b in zip([0] + cuts, cuts + [len(raw)])], len(keep)
-
-
 @needs_kernels
 @pytest.mark.parametrize("substrate", SUBSTRATES.values(), ids=SUBSTRATES.keys())
 def test_scalar_values_strided(substrate):
     docs, n = scalar_docs(97)
     assert n > 11_000
-    assert_same(docs, substrate, BIG)
-
-
-@needs_kernels
-@pytest.mark.slow
-@pytest.mark.parametrize("substrate", SUBSTRATES.values(), ids=SUBSTRATES.keys())
-def test_every_scalar_value(substrate):
-    """All 1,112,064 scalar values (4.3 MB of UTF-8) in seven documents: ~5 min each."""
-    docs, n = scalar_docs(1)
-    assert n == 1_112_064
     assert_same(docs, substrate, BIG)
 
 
@@ -275,15 +196,5 @@ def test_shared_corpus_slices(shared_data):
     docs = [line.encode() for p in shared_corpus_files()
             for line in read_xz_text(p, 2048).splitlines(keepends=True)]
     assert len(docs) > 200, len(docs)  # 216 lines of the 8 files
-    for substrate in SUBSTRATES.values():
-        assert_same(docs, substrate, BIG)
-
-
-@needs_kernels
-@pytest.mark.slow
-def test_shared_corpus_large_slices(shared_data):
-    docs = [line.encode() for p in shared_corpus_files()
-            for line in read_xz_text(p, 200_000).splitlines(keepends=True)]
-    assert len(docs) > 15_000, len(docs)  # 15,122 lines
     for substrate in SUBSTRATES.values():
         assert_same(docs, substrate, BIG)

@@ -15,13 +15,12 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import GPT2, hf_bpe_train, TEST_DATA
+from tests.conftest import GPT2, hf_bpe_train, TEST_DATA, tiktoken_gpt2
 from corpustok import reference as R
 from corpustok import substrate as ube
 from corpustok.bpe.train import count_chunks, train_from_counts
 from corpustok.pipeline.jobs.demo import load_sample
 from corpustok.pretokenize.patterns import GPT2_PATTERN
-from tests.bpe.test_bpe import tiktoken_gpt2
 from tests.pretokenize.test_pretokenize import EDGE
 from tests.wordpiece.test_wordpiece import CONFIGS, EDGE_CASES, HF_JSON, MIXED, hf, vocab_dict
 

