@@ -1,12 +1,9 @@
 """BPE against its oracles on the whole shared corpus (marked slow: ./run_local.sh test -m
 slow): GPT-2's files encode as HF ``ByteLevelBPETokenizer`` and tiktoken's ``gpt2`` do (every
-line of the 8 files) and decode back; the trainer gives HF ``BpeTrainer``'s 32K vocabulary and
-merges on 600 KB of each file, every substrate. The default tests are tests/bpe/."""
+line of the 8 files) and decode back. The default tests are tests/bpe/."""
 import pytest
 
-from tests.bpe.conftest import SUBSTRATES, assert_same_as_hf
 from tests.conftest import read_xz_text, shared_corpus_files, tiktoken_gpt2
-from corpustok.bpe.train import count_chunks
 
 
 @pytest.mark.slow
@@ -23,12 +20,3 @@ def test_gpt2_whole_shared_corpus(gpt2, hf_gpt2, shared_data):
             assert gpt2.decode_batch(gpt2.encode_batch(part)) == part, f.name
             compared += len(part)
     assert compared > 430_000, compared  # the whole corpus: 439,514 lines in 8 files
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("substrate", SUBSTRATES)
-def test_hf_parity_32k_few_mb(shared_data, substrate):
-    texts = [read_xz_text(p, 600_000) for p in shared_corpus_files()]
-    counts = count_chunks(texts).to_dict()
-    vocab, merges = assert_same_as_hf(counts, 32000, substrate)
-    assert len(vocab) == 32000
