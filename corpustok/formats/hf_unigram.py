@@ -122,9 +122,9 @@ def unigram_problem(doc):
     problem = _metaspace_problem(pre[1], "pre-tokenizer")
     if problem:
         return f"{WHAT} with {problem}: not supported"
-    if prepend_scheme(pre[1]) == "first" and steps:
-        return (f"{WHAT} with Metaspace prepend_scheme 'first' after a normalizer (offsets into "
-                "the original text decide it): not supported")
+    if prepend_scheme(pre[1]) == "first" and steps and pre[0]:
+        return (f"{WHAT} with WhitespaceSplit, Metaspace prepend_scheme 'first' and a "
+                "normalizer (offsets into the original text decide it): not supported")
     dec = doc.get("decoder")
     if dec is not None and not (isinstance(dec, dict) and dec.get("type") == "Metaspace" and
                                 _metaspace_problem(dec, "decoder") is None):

@@ -13,7 +13,7 @@ For one text, as ``Tokenizer.encode(text, add_special_tokens=False).ids`` does:
    spaces (T5's ``" {2,}"``).
 3. **Pre-tokenizer** (:func:`words`): ``WhitespaceSplit`` cuts at White_Space and drops it;
    ``Metaspace`` writes ``" "`` as U+2581, prepends U+2581 to a piece that does not begin with
-   one (``always``; ``first``: only the piece at the text's start; ``never``), and with
+   one (``always``; ``first``: only a piece that begins the text; ``never``), and with
    ``split`` cuts before every U+2581.
 4. **Unigram** (:func:`viterbi`) on each word: the best path by float64 sums from 0, offers
    taken in order of start then length, a later one only when strictly greater; a character
