@@ -126,8 +126,9 @@ UNSUPPORTED_MODELS = {
 
 def hf_model_problem(doc):
     """Why an HF ``tokenizer.json`` (parsed) has a model corpustok does not run, naming the
-    model type, else None: a Unigram or WordLevel model, any other type but WordPiece and
-    BPE, or a SentencePiece-style BPE (``byte_fallback``, or spaces as ``▁`` through a
+    model type, else None: a WordLevel model, any other type but WordPiece, BPE and Unigram,
+    a Unigram model of a shape we do not run
+    (:func:`corpustok.formats.hf_unigram.unigram_problem`), or a SentencePiece-style BPE (``byte_fallback``, or spaces as ``▁`` through a
     Metaspace pre-tokenizer or a normalizer) of a shape we do not encode exactly
     (:func:`corpustok.formats.hf_spbpe.spbpe_problem`; Mistral v0.1's, Llama 2's and Gemma's
     are read)."""
