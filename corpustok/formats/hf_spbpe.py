@@ -3,7 +3,7 @@ encodes exactly (:class:`corpustok.sentencepiece.hf_json.HfSentencePieceTokenize
 Python, so recognising a file imports no kernel."""
 import json
 
-__all__ = ["is_spbpe_doc", "prepends", "spbpe_problem"]
+__all__ = ["is_spbpe_doc", "metaspace", "prepends", "spbpe_problem"]
 
 SPACE = "\u2581"
 STEPS = ("Replace", "ByteFallback", "Fuse", "Strip")
@@ -30,7 +30,8 @@ def _is_space_replace(step):
 
 def prepends(doc):
     """Whether the (accepted) normalizer prepends U+2581 to each segment."""
-    return _is_prepend(_normalizer_steps(doc)[0])
+    steps = _normalizer_steps(doc)
+    return bool(steps) and _is_prepend(steps[0])
 
 
 def is_spbpe_doc(doc):
@@ -57,6 +58,9 @@ def spbpe_problem(doc):
         return f"{what} with dropout: not supported (random merges)"
     if model.get("ignore_merges"):
         return f"{what} with ignore_merges: not supported"
+    pre = doc.get("pre_tokenizer")
+    if isinstance(pre, dict) and pre.get("type") == "Metaspace":
+        return _metaspace_problem(doc, what)
     steps = _normalizer_steps(doc)
     if steps is None or not (
             [_is_space_replace(s) for s in steps] == [True] or
@@ -70,6 +74,35 @@ def spbpe_problem(doc):
             pre.get("pattern") == {"String": " "} and not pre.get("invert")):
         return (f"{what} with the pre-tokenizer {json.dumps(pre)[:120]}: not supported "
                 f"(only none, or Gemma's Split(' '), which never splits after the Replace)")
+    return _decoder_and_added_problem(doc, what)
+
+
+def metaspace(doc):
+    """``(prepend scheme, split)`` of a Metaspace-style document (its pre-tokenizer), else
+    None."""
+    pre = doc.get("pre_tokenizer")
+    if not (isinstance(pre, dict) and pre.get("type") == "Metaspace"):
+        return None
+    scheme = "never" if pre.get("add_prefix_space") is False else \
+        pre.get("prepend_scheme", "always")
+    return scheme, bool(pre.get("split", True))
+
+
+def _metaspace_problem(doc, what):
+    """The Metaspace shape (what transformers writes for Llama/Mistral with legacy=False):
+    no normalizer, the pre-tokenizer Metaspace('▁', first/always/never, split or not)."""
+    if doc.get("normalizer") is not None:
+        return (f"{what} with a Metaspace pre-tokenizer after the normalizer "
+                f"{json.dumps(doc.get('normalizer'))[:80]}: not supported (runs: none)")
+    pre = doc["pre_tokenizer"]
+    if pre.get("replacement") != SPACE:
+        return f"{what} with a Metaspace replacement {pre.get('replacement')!r}: not supported"
+    if metaspace(doc)[0] not in ("first", "always", "never"):
+        return f"{what} with Metaspace prepend_scheme {pre.get('prepend_scheme')!r}: not supported"
+    return _decoder_and_added_problem(doc, what)
+
+
+def _decoder_and_added_problem(doc, what):
     dec = doc.get("decoder")
     dsteps = dec.get("decoders") if isinstance(dec, dict) and dec.get("type") == "Sequence" \
         else [dec]

@@ -10,6 +10,7 @@ import importlib
 import os
 
 from corpustok.formats.hf_spbpe import is_spbpe_doc
+from corpustok.formats.hf_unigram import is_unigram_doc
 from corpustok.formats.json_file import read_json, too_deep
 from corpustok.formats.recognize import (FORMATS, HEAD_BYTES, MERGES_FILE, binary_problem,
                                          hf_model_problem, is_merges_file,
@@ -25,6 +26,7 @@ CLASSES = {
     "wordpiece": ("corpustok.wordpiece.tokenizer", "WordPiece"),
     "sentencepiece": ("corpustok.sentencepiece.tokenizer", "SentencePieceTokenizer"),
     "hf-sentencepiece": ("corpustok.sentencepiece.hf_json", "HfSentencePieceTokenizer"),
+    "hf-unigram": ("corpustok.sentencepiece.hf_unigram", "HfUnigramTokenizer"),
 }
 
 
@@ -136,6 +138,10 @@ def _hf_spbpe(path, doc):
     return tokenizer_class("hf-sentencepiece")._from_hf_doc(path, doc)
 
 
+def _hf_unigram(path, doc):
+    return tokenizer_class("hf-unigram")._from_hf_doc(path, doc)
+
+
 def _model_type(doc):
     model = doc.get("model")
     return model.get("type") if isinstance(model, dict) else None
@@ -148,6 +154,7 @@ JSON_READERS = (
     (lambda doc: bool(hf_model_problem(doc) or json_problem(doc)), _hf_refused),
     (lambda doc: _model_type(doc) == "WordPiece", _hf_wordpiece),
     (is_spbpe_doc, _hf_spbpe),
+    (is_unigram_doc, _hf_unigram),
     (lambda doc: _model_type(doc) == "BPE", _hf_bpe),
 )
 
@@ -162,5 +169,5 @@ def _from_doc(path, doc):
         if matches(doc):
             return read(path, doc)
     raise ValueError(f"{path}: neither a corpustok tokenizer file (no \"format\": "
-                     f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece or BPE "
-                     f"model; expected {FORMATS}")
+                     f"\"{FILE_FORMAT}\") nor an HF tokenizer.json with a WordPiece, BPE or "
+                     f"Unigram model; expected {FORMATS}")

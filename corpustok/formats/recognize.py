@@ -5,11 +5,12 @@ import json
 from itertools import islice
 
 from corpustok.formats.hf_spbpe import is_spbpe_doc, spbpe_problem
+from corpustok.formats.hf_unigram import unigram_problem
 from corpustok.sentencepiece.model_file import ProtoError, read_varint
 from corpustok.vocab import is_id, short
 
 # ---- recognising a file by its content (corpustok.load) ------------------------------------
-FORMATS = ("a corpustok .json, an HF tokenizer.json (WordPiece or byte-level BPE), a "
+FORMATS = ("a corpustok .json, an HF tokenizer.json (WordPiece, BPE or Unigram), a "
            "SentencePiece .model (BPE or Unigram), a tiktoken rank file, a Mistral tekken.json, "
            "a WordPiece vocab.txt, GPT-2's vocab.json with --merges merges.txt, or a folder "
            "holding them")
@@ -119,21 +120,25 @@ def json_problem(doc):
 
 
 UNSUPPORTED_MODELS = {
-    "Unigram": "a SentencePiece Unigram model (T5, ALBERT, XLM-R)",
     "WordLevel": "a WordLevel model (one id per whole word)",
 }
 
 
 def hf_model_problem(doc):
     """Why an HF ``tokenizer.json`` (parsed) has a model corpustok does not run, naming the
-    model type, else None: a Unigram or WordLevel model, any other type but WordPiece and
-    BPE, or a SentencePiece-style BPE (``byte_fallback``, or spaces as ``▁`` through a
+    model type, else None: a WordLevel model, any other type but WordPiece, BPE and Unigram,
+    a Unigram model of a shape we do not run
+    (:func:`corpustok.formats.hf_unigram.unigram_problem`), or a SentencePiece-style BPE (``byte_fallback``, or spaces as ``▁`` through a
     Metaspace pre-tokenizer or a normalizer) of a shape we do not encode exactly
     (:func:`corpustok.formats.hf_spbpe.spbpe_problem`; Mistral v0.1's, Llama 2's and Gemma's
     are read)."""
     model = doc.get("model")
     kind = model.get("type") if isinstance(model, dict) else None
-    runs = "corpustok runs WordPiece and byte-level BPE models"
+    runs = "corpustok runs WordPiece, BPE and Unigram models"
+    if kind == "Unigram":
+        problem = unigram_problem(doc)
+        return problem and (problem + "; corpustok runs the Unigram json of T5 and what "
+                            "transformers writes for T5, mT5 and ALBERT-shaped models")
     if kind in UNSUPPORTED_MODELS:
         return f"an HF tokenizer.json with {UNSUPPORTED_MODELS[kind]}: not supported; {runs}"
     if kind == "BPE" and is_spbpe_doc(doc):
@@ -143,7 +148,7 @@ def hf_model_problem(doc):
     if kind == "BPE" and _sentencepiece_style(doc):
         return ("an HF tokenizer.json with a SentencePiece-style BPE model (spaces as "
                 "'\u2581' through Metaspace or its decoder): not supported yet; " + runs)
-    if kind is not None and kind not in ("WordPiece", "BPE"):
+    if kind is not None and kind not in ("WordPiece", "BPE", "Unigram"):
         return f"an HF tokenizer.json with a model of type {short(kind)}: not supported; {runs}"
     return None
 

@@ -36,7 +36,7 @@ import threading
 import numpy as np
 
 from corpustok.arrow import id_array, id_lists, list_array, read_only, utf8_batch
-from corpustok.formats.hf_spbpe import is_spbpe_doc, prepends, spbpe_problem
+from corpustok.formats.hf_spbpe import is_spbpe_doc, metaspace, prepends, spbpe_problem
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
 from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY_PREFIX, ESCAPE,
@@ -186,6 +186,7 @@ class HfSentencePieceTokenizer:
         self._index.update(self._added)
         dec = doc["decoder"]
         self._decoder = dec["decoders"] if dec.get("type") == "Sequence" else [dec]
+        self._meta = metaspace(doc)  # (prepend scheme, split) of a Metaspace file, or None
         self._pools = ThreadPools()
 
     @classmethod
@@ -243,6 +244,9 @@ class HfSentencePieceTokenizer:
 
     def _encode_part(self, data, offsets):
         cuts, added, doc_first = self._segments(data, offsets)
+        if self._meta is not None:
+            data, cuts, added, doc_first = _metaspace_segments(data, cuts, added, doc_first,
+                                                               *self._meta)
         ids, seg_off, seg_replaced = self._kernel.encode_arrays(data, cuts)
         counts = np.diff(seg_off)
         is_added = added >= 0
@@ -335,6 +339,60 @@ class HfSentencePieceTokenizer:
         return (f"HfSentencePieceTokenizer(vocab_size={self.vocab_size}, "
                 f"prepend={bool(self._kernel.tables.settings[DUMMY_PREFIX])}, "
                 f"added_tokens={len(self._added)})")
+
+
+def _starts_space(data, at, end):
+    """Per position ``at`` (< ``end``): the text there begins with ' ' or U+2581."""
+    first = data[np.minimum(at, len(data) - 1)]
+    meta = np.zeros(len(at), bool)
+    three = at + 2 < end
+    meta[three] = (data[at[three]] == 0xE2) & (data[at[three] + 1] == 0x96) & \
+        (data[at[three] + 2] == 0x81)
+    return (first == 0x20) | meta
+
+
+def _metaspace_segments(data, cuts, added, doc_first, scheme, split):
+    """HF's Metaspace pre-tokenizer on the text segments, as inputs of the kernel (which
+    writes every space as U+2581 itself): a space byte put in front of each non-empty segment
+    that does not begin with ' ' or U+2581 (``always``; ``first``: only a document's first
+    segment, which begins at its offset 0; ``never``: none), and with ``split`` a cut before
+    every ' ' and U+2581 inside a segment (HF encodes each piece alone). Returns the new
+    ``(data, cuts, added, doc_first)``; the added tokens' segments are kept as they are."""
+    lo, hi = int(cuts[0]), int(cuts[-1])
+    data = np.asarray(data[lo:hi])
+    cuts = np.asarray(cuts, np.int64) - lo
+    starts, ends = cuts[:-1], cuts[1:]
+    text = added < 0
+    want = text & (ends > starts)
+    if scheme == "first":
+        first = np.zeros(len(added), bool)
+        first[doc_first[:-1][doc_first[:-1] < doc_first[1:]]] = True
+        want &= first
+    elif scheme == "never":
+        want[:] = False
+    want[want] &= ~_starts_space(data, starts[want], ends[want])
+    at = starts[want]
+    if len(at):
+        data = np.insert(data, at, np.uint8(0x20))
+        cuts = cuts + np.searchsorted(at, cuts, side="left")
+    if split:
+        # every ' ' (0x20) or U+2581 lead inside a text segment begins a new piece
+        seg = np.repeat(np.arange(len(added)), np.diff(cuts))
+        is_space = data == 0x20
+        is_meta = np.zeros(len(data), bool)
+        is_meta[:-2] = (data[:-2] == 0xE2) & (data[1:-1] == 0x96) & (data[2:] == 0x81)
+        inside = np.ones(len(data), bool)
+        inside[cuts[:-1][cuts[:-1] < len(data)]] = False
+        new = np.flatnonzero((is_space | is_meta) & inside & text[seg])
+        if len(new):  # the pieces join the segments, in order of their starts
+            starts = np.concatenate([cuts[:-1], new])
+            order = np.argsort(starts, kind="stable")
+            place = np.empty(len(order), np.int64)
+            place[order] = np.arange(len(order))
+            added = np.concatenate([added, np.full(len(new), -1, np.int32)])[order]
+            doc_first = np.r_[place[doc_first[:-1]], len(order)]
+            cuts = np.r_[starts[order], cuts[-1]]
+    return read_only(np.ascontiguousarray(data)), read_only(cuts), added, doc_first
 
 
 def _replace(step, tokens):

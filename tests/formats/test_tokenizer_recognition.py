@@ -94,9 +94,8 @@ CASES = [
     ("cut.model", sentencepiece_model()[:-9] + b"\x0a\x40",
      "not a readable ModelProto (a length-delimited field runs past its message)"),
     ("unigram.json", hf_json(models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], 0,
-                                            False), pre_tokenizers.Metaspace()),
-     "an HF tokenizer.json with a SentencePiece Unigram model (T5, ALBERT, XLM-R): not "
-     "supported"),
+                                            False), pre_tokenizers.Whitespace()),
+     "an HF tokenizer.json with a Unigram model with the pre-tokenizer"),
     ("wordlevel.json", hf_json(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]")),
      "an HF tokenizer.json with a WordLevel model"),
     ("sp_bpe.json", hf_json(models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")],
@@ -219,7 +218,7 @@ def test_shared_vocabularies_load_or_are_named():
     """The SentencePiece files of ../shared that no package of the test extra ships (Gemma,
     T5, mT5, ALBERT, Llama 2; Mistral's are also mistral-common's: checked on a fresh clone by
     test_real_vocabularies_load_or_are_named) and its BERT copy: the .model files load (their
-    ids: tests/sentencepiece/test_sentencepiece.py), their HF tokenizer.json are still named."""
+    ids: tests/sentencepiece/test_sentencepiece.py), and so do their HF tokenizer.json."""
     if not SHARED_DATA.is_dir():
         pytest.skip("Gemma, T5, mT5, ALBERT and Llama 2 SentencePiece files: no package on the "
                     "index ships them; read from ../shared/data only")
@@ -232,9 +231,8 @@ def test_shared_vocabularies_load_or_are_named():
         assert type(tok).__name__ == "SentencePieceTokenizer"
         assert tok.model_type == ("UNIGRAM" if path.name == "spiece.model" else "BPE")
     for path in sorted(sp.glob("*/*tokenizer.json")):
-        if path.parent.name == "t5":
-            with pytest.raises(ValueError, match="Unigram model"):
-                corpustok.load(path)
+        if path.parent.name == "t5":  # Unigram json (its ids: test_sentencepiece_hf_unigram)
+            assert type(corpustok.load(path)).__name__ == "HfUnigramTokenizer"
         else:  # Mistral v0.1, Gemma 1/2, Gemma 3: SentencePiece-style BPE json
             assert type(corpustok.load(path)).__name__ == "HfSentencePieceTokenizer"
 

@@ -1,0 +1,350 @@
+"""HF ``tokenizer.json`` files with a ``Unigram`` model (T5's own, and what ``transformers``
+writes for T5, mT5 and ALBERT-shaped models), encoded exactly as HF ``tokenizers`` does:
+``Tokenizer.from_file(f).encode(text, add_special_tokens=False).ids`` (decision 0037).
+
+A batch runs through four Numba steps: invalid bytes become U+FFFD (one per byte, only when
+the batch may hold any), added tokens are cut out of the raw text
+(:func:`~corpustok.kernels.sentencepiece.added.cut_added`), the normalizer steps run on each
+segment between them (:mod:`corpustok.kernels.sentencepiece.hf_normalize`), then the
+Metaspace pre-tokenizer and the float64 Viterbi on each word
+(:mod:`corpustok.kernels.sentencepiece.hf_unigram`). The readable reference of all of it is
+:class:`corpustok.sentencepiece.hf_unigram_reference.Reference`.
+
+What differs from ``sentencepiece`` on the same model, and why these files follow HF: decision
+0037. Shapes outside what is run are refused in one line each
+(:func:`corpustok.formats.hf_unigram.unigram_problem`).
+"""
+import base64
+import copy
+import json
+from importlib import resources
+
+import numpy as np
+
+from corpustok.arrow import id_array, id_lists, list_array, read_only, utf8_batch
+from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
+                                          normalizer_steps, pre_tokenizer, prepend_scheme,
+                                          unigram_problem)
+from corpustok.kernels.sentencepiece.added import cut_added
+from corpustok.kernels.sentencepiece.hf_normalize import (PRECOMPILED, REPLACE, SPACE_RUNS as
+                                                          RUNS, STRIP, HfNormState,
+                                                          hf_normalize_batch)
+from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, FIRST, NEVER,
+                                                        PREPEND, SETTINGS, SPLIT, UNK,
+                                                        WHITESPACE_SPLIT, HfUnigramModel,
+                                                        hf_unigram_batch)
+from corpustok.kernels.sentencepiece.normalize import NormalizerState, normalize_batch
+from corpustok.kernels.sentencepiece.trie import build, build_trie
+from corpustok.parallel import ThreadPools, check_threads
+from corpustok.sentencepiece.bpe import _user_trie
+from corpustok.sentencepiece.model_file import split_charsmap
+
+__all__ = ["HfUnigramTokenizer", "join_segments"]
+
+SPACE = "\u2581"
+_PROPS = None
+
+
+def grapheme_props():
+    """uint8 [0x110000]: the grapheme-cluster properties (``tools/gen_grapheme_props.py``)."""
+    global _PROPS
+    if _PROPS is None:
+        with resources.files("corpustok").joinpath("data/grapheme_props.npz").open("rb") as f:
+            z = np.load(f)
+            starts, values = z["starts"].astype(np.int64), z["values"]
+        lengths = np.diff(np.r_[starts, 0x110000])
+        _PROPS = read_only(np.repeat(values, lengths))
+    return _PROPS
+
+
+def _read_only(t):
+    for a in t:
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
+    return t
+
+
+def _identity_state():
+    """A normalizer that only replaces invalid bytes (one U+FFFD each) and counts them."""
+    da, val = build_trie([])
+    return _read_only(NormalizerState(
+        charsmap=np.zeros(1, np.uint32), strings=np.zeros(1, np.uint8), user_da=da,
+        user_val=val, has_charsmap=np.int64(0), has_user=np.int64(0),
+        dummy_prefix=np.int64(0), collapse=np.int64(0), escape=np.int64(0),
+        ascii_plain=np.ones(128 * 129, np.uint8)))
+
+
+def norm_state(steps, where):
+    """The :class:`HfNormState` of the normalizer's steps."""
+    kinds, args = [], []
+    pattern, pattern_off, content, content_off = [], [0], [], [0]
+    charsmap, strings = np.zeros(1, np.uint32), np.zeros(1, np.uint8)
+    for step in steps:
+        kind = step["type"]
+        pat = con = b""
+        a = (0, 0)
+        if kind == "Precompiled":
+            if len(kinds) and PRECOMPILED in kinds:
+                raise ValueError(f"{where}: two Precompiled normalizers: not supported")
+            kinds.append(PRECOMPILED)
+            trie, blob = split_charsmap(base64.b64decode(step["precompiled_charsmap"]), where)
+            charsmap = trie
+            strings = np.frombuffer(blob + b"\x00", np.uint8).copy()
+        elif kind == "Strip":
+            kinds.append(STRIP)
+            a = (int(bool(step.get("strip_left"))), int(bool(step.get("strip_right"))))
+        elif "String" in step["pattern"]:
+            kinds.append(REPLACE)
+            pat, con = step["pattern"]["String"].encode(), step["content"].encode()
+        else:
+            assert step["pattern"].get("Regex") == SPACE_RUNS
+            kinds.append(RUNS)
+            con = step["content"].encode()
+        args.append(a)
+        pattern.append(pat)
+        content.append(con)
+        pattern_off.append(pattern_off[-1] + len(pat))
+        content_off.append(content_off[-1] + len(con))
+    return _read_only(HfNormState(
+        kinds=np.array(kinds, np.int64), args=np.array(args, np.int64).reshape(-1, 2),
+        pattern=np.frombuffer(b"".join(pattern) + b"\x00", np.uint8).copy(),
+        pattern_off=np.array(pattern_off, np.int64),
+        content=np.frombuffer(b"".join(content) + b"\x00", np.uint8).copy(),
+        content_off=np.array(content_off, np.int64),
+        charsmap=np.ascontiguousarray(charsmap, np.uint32), strings=strings,
+        props=grapheme_props()))
+
+
+def unigram_model(doc):
+    """``(HfUnigramModel, tokens)`` of a Unigram document."""
+    model = doc["model"]
+    tokens = [t for t, _ in model["vocab"]]
+    scores = np.array([hf_score(s) for _, s in model["vocab"]], np.float64)
+    index = {t: i for i, t in enumerate(tokens)}  # the last id of a string, as HF
+    keys = [t.encode() for t in index]
+    key_off = np.zeros(len(keys) + 1, np.int64)
+    np.cumsum([len(k) for k in keys], out=key_off[1:])
+    key_bytes = np.frombuffer(b"".join(keys), np.uint8).copy()
+    da, node_id = build(key_bytes, key_off, np.array(list(index.values()), np.int64))
+    settings = np.zeros(SETTINGS, np.int64)
+    settings[UNK] = model["unk_id"]
+    settings[BYTE_FALLBACK] = bool(model.get("byte_fallback"))
+    whitespace_split, meta = pre_tokenizer(doc)
+    settings[WHITESPACE_SPLIT] = whitespace_split
+    settings[PREPEND] = {"never": NEVER, "always": ALWAYS, "first": FIRST}[prepend_scheme(meta)]
+    settings[SPLIT] = bool(meta.get("split", True))
+    byte_ids = np.array([index.get(f"<0x{b:02X}>", -1) for b in range(256)], np.int32)
+    return _read_only(HfUnigramModel(
+        nodes=da, node_id=node_id, scores=scores, byte_ids=byte_ids, settings=settings,
+        unk_score=np.array([scores.min() - 10.0], np.float64))), tokens
+
+
+def join_segments(ids, seg_off, added, doc_first):
+    """``(ids int32, offsets int64 [n+1])`` of documents from the ids of their text segments
+    (``ids``, ``seg_off`` over the segments with ``added[s] < 0``, in order) and the added
+    tokens' ids (``added[s] >= 0``); ``doc_first``: each document's first segment."""
+    n_seg = len(added)
+    counts = np.zeros(n_seg, np.int64)
+    is_added = added >= 0
+    counts[~is_added] = np.diff(seg_off)
+    counts[is_added] = 1
+    out_off = np.zeros(n_seg + 1, np.int64)
+    np.cumsum(counts, out=out_off[1:])
+    out = np.empty(out_off[-1], np.int32)
+    at_added = np.zeros(len(out), bool)
+    at_added[out_off[:-1][is_added]] = True
+    out[at_added] = added[is_added]
+    out[~at_added] = ids
+    return out, out_off[doc_first]
+
+
+class HfUnigramTokenizer:
+    """A Unigram ``tokenizer.json`` (see the module docstring). Build it with
+    :meth:`from_file` or ``corpustok.load(path)``. ``encode`` is HF's
+    ``encode(text, add_special_tokens=False).ids``: added tokens written in the text (T5's
+    ``</s>``, ``<extra_id_0>``) are their ids, as in ``tokenizers``."""
+
+    def __init__(self, doc, source="a tokenizer.json"):
+        problem = unigram_problem(doc) if is_unigram_doc(doc) else \
+            "not a Unigram tokenizer.json"
+        if problem:
+            raise ValueError(f"{source}: {problem}")
+        self._doc = doc
+        self._norm = norm_state(normalizer_steps(doc), source)
+        self._has_norm = len(self._norm.kinds) > 0
+        self._model, self._tokens = unigram_model(doc)
+        self._clean = _identity_state()
+        self._added = {}
+        self._special = set()
+        for t in doc.get("added_tokens") or []:
+            self._added[t["content"]] = t["id"]
+            if t.get("special"):
+                self._special.add(t["content"])
+        raw = [(c.encode(), i) for c, i in self._added.items() if c]
+        self._added_trie = tuple(_read_only(_user_trie(raw))) if raw else None
+        self._id_token = {i: c for c, i in self._added.items()}
+        self._vocab_size = max([len(self._tokens)] + [i + 1 for i in self._added.values()])
+        self._index = {t: i for i, t in enumerate(self._tokens)}
+        self._index.update(self._added)
+        dec = doc.get("decoder")
+        self._decode_prepend = None if dec is None else prepend_scheme(dec)
+        self._pools = ThreadPools()
+
+    @classmethod
+    def from_file(cls, path):
+        with open(path, encoding="utf-8") as f:
+            return cls(json.load(f), str(path))
+
+    @classmethod
+    def _from_hf_doc(cls, path, doc):
+        return cls(doc, str(path))
+
+    # ---- vocabulary -------------------------------------------------------------------------
+    @property
+    def vocab_size(self):
+        """Ids of the model and the added tokens (HF's ``get_vocab_size()``)."""
+        return self._vocab_size
+
+    def token_to_id(self, token):
+        return self._index.get(token)
+
+    def id_to_token(self, i):
+        if not isinstance(i, (int, np.integer)):
+            return None
+        i = int(i)
+        if i in self._id_token:
+            return self._id_token[i]
+        return self._tokens[i] if 0 <= i < len(self._tokens) else None
+
+    @property
+    def special_tokens(self):
+        return sorted(self._special, key=lambda t: self._added[t])
+
+    @property
+    def unk_id(self):
+        return int(self._model.settings[UNK])
+
+    # ---- encoding ---------------------------------------------------------------------------
+    def encode(self, text, *, recognize_special=False):
+        """Ids of one text, as HF's ``encode(text, add_special_tokens=False).ids`` (a lone
+        surrogate is U+FFFD as everywhere in corpustok). Added tokens in the text are always
+        their ids, as in ``tokenizers``: ``recognize_special`` changes nothing."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        ids, _, _ = self.encode_arrays(utf8_batch([text]))
+        return ids.tolist()
+
+    def _encode_part(self, data, offsets, well_formed):
+        offsets = read_only(np.ascontiguousarray(offsets, np.int64))
+        if well_formed:
+            replaced = np.zeros(len(offsets) - 1, np.int64)
+        else:
+            data, offsets, replaced = normalize_batch(data, offsets, self._clean)
+            data, offsets = read_only(data), read_only(offsets)
+        if self._added_trie is None:
+            n = len(offsets) - 1
+            cuts, added, doc_first = (offsets, np.full(n, -1, np.int32),
+                                      np.arange(n + 1, dtype=np.int64))
+        else:
+            cuts, added, doc_first = cut_added(data, offsets, *self._added_trie)
+        text = added < 0
+        starts, ends = cuts[:-1][text], cuts[1:][text]
+        if text.all():  # no added token in the part: the segments are the cuts
+            seg_data, seg_offsets = data, read_only(np.ascontiguousarray(cuts, np.int64))
+        else:  # the text segments gathered into a batch of their own
+            lengths = ends - starts
+            seg_offsets = np.zeros(len(lengths) + 1, np.int64)
+            np.cumsum(lengths, out=seg_offsets[1:])
+            at = np.arange(seg_offsets[-1], dtype=np.int64) + \
+                np.repeat(starts - seg_offsets[:-1], lengths)
+            seg_data, seg_offsets = read_only(data[at]), read_only(seg_offsets)
+        at_start = np.zeros(len(added), np.uint8)  # a document's first segment
+        at_start[doc_first[:-1]] = 1
+        at_start = read_only(at_start[text])
+        if self._has_norm:
+            seg_data, seg_offsets = hf_normalize_batch(seg_data, seg_offsets, self._norm)
+            seg_data, seg_offsets = read_only(seg_data), read_only(seg_offsets)
+        ids, id_off = hf_unigram_batch(seg_data, seg_offsets, at_start, self._model)
+        out, out_off = join_segments(ids, id_off, added, doc_first)
+        return out, out_off, replaced
+
+    def encode_arrays(self, batch, *, recognize_special=False, threads=1):
+        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
+        :class:`~corpustok.Utf8Batch` (invalid bytes become U+FFFD, counted in ``replaced``
+        with the lone surrogates of ``str`` input). ``threads``: parts of the batch in that
+        many threads (same ids)."""
+        check_threads(threads)
+        data = read_only(np.ascontiguousarray(batch.data, np.uint8))
+        well_formed = bool(batch.well_formed)
+
+        def part(offs):
+            return self._encode_part(data, offs, well_formed)
+
+        ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
+        if batch.replaced is not None:
+            replaced = replaced + batch.replaced
+        return ids, offsets, replaced
+
+    def encode_batch(self, texts, *, recognize_special=False, threads=1):
+        """int32 ids of each text (a list of ``str``/None or an Arrow string array) as a
+        ``pyarrow.ListArray``; null texts give null lists."""
+        batch = utf8_batch(texts)
+        ids, offsets, _ = self.encode_arrays(batch, threads=threads)
+        return list_array(offsets, ids, batch.valid)
+
+    # ---- decoding ---------------------------------------------------------------------------
+    def _ids(self, ids):
+        arr = id_array(ids)
+        bad = (arr < 0) | (arr >= self.vocab_size)
+        if bad.any():
+            raise ValueError(f"id {int(arr[bad][0])} is outside the vocabulary "
+                             f"(0..{self.vocab_size - 1})")
+        return arr.tolist()
+
+    def _decode(self, ids, skip_special_tokens):
+        tokens = [self.id_to_token(i) for i in ids]
+        tokens = [t for t in tokens if t is not None and
+                  not (skip_special_tokens and t in self._special)]
+        if self._decode_prepend is None:
+            return " ".join(tokens)
+        out = []
+        for k, t in enumerate(tokens):
+            if k == 0 and self._decode_prepend != "never":
+                out.append(t.replace(SPACE, ""))
+            else:
+                out.append(t.replace(SPACE, " "))
+        return "".join(out)
+
+    def decode(self, ids, *, skip_special_tokens=True):
+        """Text of ids, as HF's ``decode(ids)``: special added tokens skipped (unless
+        ``skip_special_tokens=False``), then the Metaspace decoder (U+2581 is a space, none
+        in the first token). An id outside the vocabulary is a ValueError (HF drops it)."""
+        return self._decode(self._ids(ids), skip_special_tokens)
+
+    def decode_batch(self, lists, *, skip_special_tokens=True):
+        """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
+        ids, offsets, valid = id_lists(lists)
+        ids = self._ids(ids)
+        return [None if valid is not None and not valid[j] else
+                self._decode(ids[offsets[j]:offsets[j + 1]], skip_special_tokens)
+                for j in range(len(offsets) - 1)]
+
+    # ---- files ------------------------------------------------------------------------------
+    def to_dict(self):
+        """The tokenizer.json document itself (``corpustok.load`` reads it back)."""
+        return copy.deepcopy(self._doc)
+
+    def save(self, path):
+        """Write the tokenizer.json document (loads back with ``corpustok.load``)."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self._doc, f, ensure_ascii=False)
+
+    def __getstate__(self):
+        return {"doc": self._doc}
+
+    def __setstate__(self, d):
+        self.__init__(d["doc"])
+
+    def __repr__(self):
+        return (f"HfUnigramTokenizer(vocab_size={self.vocab_size}, "
+                f"normalizer_steps={len(self._norm.kinds)}, added_tokens={len(self._added)})")

@@ -1,0 +1,280 @@
+"""HF ``tokenizer.json`` files with a Unigram model give HF ``tokenizers``' ids and decoded
+text (``corpustok.sentencepiece.hf_unigram``, decision 0037).
+
+The oracle is ``Tokenizer.from_str(doc).encode(text, add_special_tokens=False).ids`` and
+``Tokenizer.decode(ids)``. Files: T5's own ``tokenizer.json`` of ``../shared`` (Precompiled
+charsmap normalizer, Strip, Replace, Metaspace; skipped with the reason when ../shared is
+absent), and the json ``transformers``' ``T5Converter`` writes for T5's and mT5's
+``spiece.model`` (``legacy`` True: prepend_scheme ``always``, False: ``first``), which a fresh
+clone has through diffsynth's copies of the ``.model`` files (tests/sentencepiece/conftest.py);
+transformers is not in the test extra, so those skip without it. (transformers 5.25's
+``T5TokenizerFast(vocab_file=...)`` does not read the file: a 104-token vocabulary.) Texts: the UDHR sample (532 languages), a shared-corpus sample, 300 corpus-b
+documents, edge strings, emoji, hypothesis texts (whitespace runs, leading/trailing spaces,
+tabs, newlines, emoji, unassigned code points, NFKC-sensitive characters, combining marks,
+literal control-token text); the kernels also against the Python reference.
+"""
+import json
+import pickle
+from functools import lru_cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+import corpustok
+from corpustok.arrow import replace_surrogates
+from corpustok.formats.hf_unigram import hf_score
+from corpustok.sentencepiece.hf_unigram import HfUnigramTokenizer
+from corpustok.sentencepiece.hf_unigram_reference import Reference
+from tests.conftest import EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, \
+    udhr_sample_texts
+from tests.sentencepiece.conftest import job_ids, model_path
+from tests.sentencepiece.test_sentencepiece_bpe import ALPHABET, EDGES, corpus_b_documents
+
+SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
+FILES = ["shared:t5/tokenizer.json", "legacy:t5/spiece.model", "first:t5/spiece.model",
+         "legacy:mt5/spiece.model"]
+# characters NFKC, the charsmap and grapheme clusters change: full-width forms, ligatures,
+# compatibility signs, combining marks after ASCII, CJK and Devanagari, CR LF
+NFKC = ("\uff48\uff45\uff4c\uff4c\uff4f\u3000\ufb01\u2167\u338f\u2460\u00bd\u00b2\u01c4"
+        "\u1e9b\u0323\u0301\u0308\u20d7\ufe0f\u0958\u093c\u094d\u0915\u0937\u3099\u309a"
+        "\u304b\u00c5\u212b\u2126\u0600\r\n\x1e\u00ad\u200d\u2028\u0085")
+
+
+def converted_doc(converter, path, **attrs):
+    """The tokenizer.json ``transformers``' converter (``convert_slow_tokenizer.<converter>``)
+    writes for a ``.model`` file. Its own protobuf module needs a newer ``protobuf`` than the
+    test extra pins, so the converter is handed the same fields read by corpustok's reader
+    (pieces with their score and type, trainer and normalizer specs); ``attrs``: the slow
+    tokenizer's settings the converter reads (``legacy``, ``_extra_ids``, ...)."""
+    import importlib
+    import types
+    pytest.importorskip("transformers",
+                        reason="transformers (not in the test extra) writes converted json")
+    from corpustok.sentencepiece.model_file import parse_model
+    convert = importlib.import_module("transformers.convert_slow_tokenizer")
+    m = parse_model(path.read_bytes(), str(path))
+    ns = types.SimpleNamespace
+    pieces = [ns(piece=p, score=float(s), type=int(t))
+              for p, s, t in zip(m.pieces, m.scores.tolist(), m.types.tolist())]
+    index = {p.piece: i for i, p in enumerate(pieces)}
+    conv = object.__new__(getattr(convert, converter))
+    conv.original_tokenizer = ns(vocab_file=str(path), convert_tokens_to_ids=index.get,
+                                 convert_ids_to_tokens=lambda i: pieces[i].piece, **attrs)
+    conv.proto = ns(pieces=pieces, trainer_spec=ns(**m.trainer),
+                    normalizer_spec=ns(**m.normalizer))
+    return json.loads(conv.converted().to_str())
+
+
+@lru_cache(maxsize=None)
+def doc_of(name):
+    """The parsed tokenizer.json of a FILES name."""
+    kind, _, rel = name.partition(":")
+    if kind == "shared":
+        if not SHARED_DATA.is_dir():
+            pytest.skip(f"{rel}: read from ../shared/data (absent here); no package of the "
+                        "test extra ships T5's tokenizer.json")
+        return json.loads((SP_DIR / rel).read_text(encoding="utf-8"))
+    legacy = kind != "first"
+    return converted_doc("T5Converter", model_path(rel), _extra_ids=100, legacy=legacy)
+
+
+@lru_cache(maxsize=None)
+def pair(name):
+    """(ours, HF's) for a FILES name."""
+    doc = doc_of(name)
+    return HfUnigramTokenizer(doc, name), Tokenizer.from_str(json.dumps(doc))
+
+
+def oracle_text(text):
+    """HF refuses lone surrogates, which corpustok reads as U+FFFD."""
+    return replace_surrogates(text)[0].decode("utf-8")
+
+
+def hf_ids(theirs, texts):
+    return [e.ids for e in theirs.encode_batch([oracle_text(t) for t in texts],
+                                               add_special_tokens=False)]
+
+
+def first_difference(ours, theirs, texts, threads=1):
+    got = ours.encode_batch(texts, threads=threads).to_pylist()
+    for text, a, b in zip(texts, got, hf_ids(theirs, texts)):
+        if a != b:
+            return text, a, b
+    return None
+
+
+def added_texts(ours):
+    added = sorted(ours._added, key=ours._added.get)
+    return [f"{a}x {b} y{c}" for a, b, c in zip(added, added[1:], added[2:])][::7] + [
+        "</s>hi</s> there", "<pad><unk></s>", " </s> ", "</s", "/s>", "<extra_id_0>", "a</s>b",
+        "<extra_id_99>x<extra_id_1> <extra_id_2>  ", "<unk>x<unk>", "<0x41>", "<s>"]
+
+
+# ---- the files ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", FILES)
+def test_udhr_gives_hf_ids(name):
+    """Every record of the UDHR sample (532 languages)."""
+    ours, theirs = pair(name)
+    texts = udhr_sample_texts()
+    assert len(texts) > 1500
+    assert first_difference(ours, theirs, texts) is None
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_corpus_and_edge_texts_give_hf_ids(name):
+    """A shared-corpus sample, 300 corpus-b documents, edge strings, emoji sequences and the
+    added tokens in text; two threads give the same ids."""
+    ours, theirs = pair(name)
+    texts = corpus_lines(20_000, at_least=500)[::8] + list(corpus_b_documents(300)) + \
+        EDGE_TEXTS + emoji_texts()[::9] + EDGES + added_texts(ours) + list(NFKC)
+    assert first_difference(ours, theirs, texts) is None
+    assert first_difference(ours, theirs, texts, threads=2) is None
+
+
+def test_ties_follow_hf():
+    """T5's ``-`` and ``---`` tie exactly in float64 on ``----------`` once the scores are
+    read as HF reads them (serde_json's float reading, :func:`hf_score`); HF's path
+    (``---``, ``---``, ``-``, ``---``) differs from sentencepiece's (``-`` first)."""
+    ours, theirs = pair("shared:t5/tokenizer.json")
+    texts = ["-" * n for n in range(1, 40)] + ["    ----------", "a ----------- b"]
+    assert first_difference(ours, theirs, texts) is None
+    assert ours.encode("----------")[1] == ours.token_to_id("---")
+
+
+def test_scores_are_read_as_hf_reads_them():
+    """Every score of T5's json as HF holds it (its own re-serialization): equal to
+    :func:`hf_score`, and one ulp off Python's reading for thousands of them."""
+    doc = doc_of("shared:t5/tokenizer.json")
+    held = json.loads(Tokenizer.from_str(json.dumps(doc)).to_str())["model"]["vocab"]
+    ours = [hf_score(s) for _, s in doc["model"]["vocab"]]
+    assert ours == [s for _, s in held]
+    assert sum(a != s for a, (_, s) in zip(ours, doc["model"]["vocab"])) > 1000
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_decode_gives_hf_text(name):
+    ours, theirs = pair(name)
+    texts = udhr_sample_texts()[::7] + EDGE_TEXTS + EDGES + added_texts(ours)
+    lists = hf_ids(theirs, texts) + [[], [5, 5], [3], [ours.unk_id, 7, ours.unk_id]]
+    for skip in (True, False):
+        got = ours.decode_batch(lists, skip_special_tokens=skip)
+        want = theirs.decode_batch(lists, skip_special_tokens=skip)
+        assert [(ids, a) for ids, a, b in zip(lists, got, want) if a != b] == []
+
+
+PIECES = st.one_of(st.text(alphabet=ALPHABET + NFKC, max_size=12),
+                   st.sampled_from(["</s>", "<pad>", "<unk>", "<extra_id_0>", "<s>", "  ",
+                                    "   ", "\u2581\u2581", " the", "\n\n", "\t\t", "</s",
+                                    " \u0301", "e\u0301\u0301", "\r\n", "ｈｉ", "---"]))
+
+
+@pytest.mark.parametrize("name", FILES)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_hypothesis_texts_give_hf_ids(name, data):
+    ours, theirs = pair(name)
+    texts = data.draw(st.lists(st.lists(PIECES, max_size=10).map("".join), min_size=1,
+                               max_size=4))
+    assert first_difference(ours, theirs, texts) is None
+
+
+@pytest.mark.parametrize("name", ["shared:t5/tokenizer.json", "legacy:t5/spiece.model"])
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.lists(PIECES, max_size=10).map("".join), min_size=1, max_size=4))
+def test_kernels_equal_the_reference(name, texts):
+    ours, _ = pair(name)
+    ref = Reference(doc_of(name))
+    assert ours.encode_batch(texts).to_pylist() == [ref.encode(oracle_text(t)) for t in texts]
+
+
+def test_invalid_bytes_are_replacement_characters():
+    """A binary column's invalid bytes: one U+FFFD each, counted."""
+    import pyarrow as pa
+    from corpustok.arrow import utf8_batch
+    ours, _ = pair("shared:t5/tokenizer.json")
+    arr = pa.array([b"ab\xffcd", b"\xe2\x96 x</s>\x80"], pa.binary())
+    ids, offsets, replaced = ours.encode_arrays(utf8_batch(arr))
+    assert replaced.tolist() == [1, 3]
+    assert ids[offsets[0]:offsets[1]].tolist() == ours.encode("ab\ufffdcd")
+    assert ids[offsets[1]:offsets[2]].tolist() == ours.encode("\ufffd\ufffd x</s>\ufffd")
+
+
+CORPUS_B_DOCS = 3000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FILES)
+def test_corpus_b_sweep_gives_hf_ids(name):
+    """The first 3,000 documents of corpus-b's first file."""
+    import pyarrow.parquet as pq
+    ours, theirs = pair(name)
+    path = SHARED_DATA / "corpus-b" / "part-00000.parquet"
+    if not path.is_file():
+        pytest.skip("../shared/data/corpus-b is absent")
+    texts = pq.read_table(path, columns=["text"]).column("text").to_pylist()[:CORPUS_B_DOCS]
+    for k in range(0, len(texts), 1000):
+        assert first_difference(ours, theirs, texts[k:k + 1000]) is None
+
+
+# ---- loading, files, the job, refusals ------------------------------------------------------
+def test_load_save_and_pickle_round_trip(tmp_path):
+    ours, _ = pair("shared:t5/tokenizer.json")
+    assert isinstance(corpustok.load(SP_DIR / "t5" / "tokenizer.json"), HfUnigramTokenizer)
+    texts = ["Hello </s>world", "  x\ty\n"]
+    want = ours.encode_batch(texts).to_pylist()
+    path = tmp_path / "tokenizer.json"
+    ours.save(path)
+    assert corpustok.load(path).encode_batch(texts).to_pylist() == want
+    assert pickle.loads(pickle.dumps(ours)).encode_batch(texts).to_pylist() == want
+
+
+def test_tokenize_job_gives_hf_ids(tmp_path):
+    """`corpustok tokenize --tokenizer tokenizer.json --eos </s>` with a Unigram json (the one
+    transformers writes for T5, on a fresh clone too) writes HF's ids plus ``</s>``."""
+    name = "legacy:t5/spiece.model"
+    _, theirs = pair(name)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc_of(name)), encoding="utf-8")
+    texts = udhr_sample_texts()[:30] + ["  leading and trailing  ", "tab\tand\nnewline",
+                                        "</s> written <extra_id_0> in text"]
+    eos = theirs.token_to_id("</s>")
+    assert job_ids(tmp_path, path, texts) == [ids + [eos] for ids in hf_ids(theirs, texts)]
+
+
+def _refused(tmp_path, change):
+    doc = json.loads(json.dumps(doc_of("legacy:t5/spiece.model")))
+    change(doc)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda d: d.update(normalizer={"type": "Sequence", "normalizers": [
+        {"type": "NFKD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]}),
+     "with the normalizer 'NFKD'"),
+    (lambda d: d.update(pre_tokenizer={"type": "Whitespace"}), "with the pre-tokenizer"),
+    (lambda d: d["model"].update(unk_id=None), "without an unk_id"),
+    (lambda d: d["added_tokens"][1].update(lstrip=True), "added token '</s>' is normalized, "
+                                                         "lstrip"),
+    (lambda d: d.update(decoder={"type": "ByteLevel"}), "with the decoder"),
+    (lambda d: d["pre_tokenizer"].update(replacement="_"), "with replacement '_'"),
+    (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"}, dict(d["pre_tokenizer"], prepend_scheme="first")]}),
+     "WhitespaceSplit, Metaspace prepend_scheme 'first' and a normalizer"),
+])
+def test_unsupported_shapes_are_named(tmp_path, change, words):
+    path = _refused(tmp_path, change)
+    with pytest.raises(ValueError, match=words):
+        corpustok.load(path)
+
+
+def test_albert_json_is_named():
+    """What transformers writes for ALBERT (NFKD, StripAccents, Lowercase before the charsmap)
+    is refused in one line naming the step."""
+    doc = converted_doc("AlbertConverter", model_path("albert/spiece.model"),
+                        do_lower_case=True, keep_accents=False)
+    with pytest.raises(ValueError, match="with the normalizer 'NFKD'"):
+        HfUnigramTokenizer(doc)
