@@ -6,8 +6,8 @@ The oracle is ``Tokenizer.from_str(doc).encode(text, add_special_tokens=False).i
 charsmap normalizer, Strip, Replace, Metaspace; skipped with the reason when ../shared is
 absent), and the json ``transformers``' ``T5Converter`` writes for T5's and mT5's
 ``spiece.model`` (``legacy`` True: prepend_scheme ``always``, False: ``first``), which a fresh
-clone has through diffsynth's copies of the ``.model`` files (tests/sentencepiece/conftest.py);
-transformers is not in the test extra, so those skip without it. (transformers 5.25's
+clone has through diffsynth's copies of the ``.model`` files (tests/sentencepiece/conftest.py)
+and transformers from the test extra. (transformers 5.25's
 ``T5TokenizerFast(vocab_file=...)`` does not read the file: a 104-token vocabulary.) Texts: the UDHR sample (532 languages), a shared-corpus sample, 300 corpus-b
 documents, edge strings, emoji, hypothesis texts (whitespace runs, leading/trailing spaces,
 tabs, newlines, emoji, unassigned code points, NFKC-sensitive characters, combining marks,
@@ -50,8 +50,8 @@ def converted_doc(converter, path, **attrs):
     tokenizer's settings the converter reads (``legacy``, ``_extra_ids``, ...)."""
     import importlib
     import types
-    pytest.importorskip("transformers",
-                        reason="transformers (not in the test extra) writes converted json")
+    pytest.importorskip("transformers", reason="transformers (the test extra) writes "
+                        "converted json")
     from corpustok.sentencepiece.model_file import parse_model
     convert = importlib.import_module("transformers.convert_slow_tokenizer")
     m = parse_model(path.read_bytes(), str(path))
@@ -199,23 +199,6 @@ def test_invalid_bytes_are_replacement_characters():
     assert replaced.tolist() == [1, 3]
     assert ids[offsets[0]:offsets[1]].tolist() == ours.encode("ab\ufffdcd")
     assert ids[offsets[1]:offsets[2]].tolist() == ours.encode("\ufffd\ufffd x</s>\ufffd")
-
-
-CORPUS_B_DOCS = 3000
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", FILES)
-def test_corpus_b_sweep_gives_hf_ids(name):
-    """The first 3,000 documents of corpus-b's first file."""
-    import pyarrow.parquet as pq
-    ours, theirs = pair(name)
-    path = SHARED_DATA / "corpus-b" / "part-00000.parquet"
-    if not path.is_file():
-        pytest.skip("../shared/data/corpus-b is absent")
-    texts = pq.read_table(path, columns=["text"]).column("text").to_pylist()[:CORPUS_B_DOCS]
-    for k in range(0, len(texts), 1000):
-        assert first_difference(ours, theirs, texts[k:k + 1000]) is None
 
 
 # ---- loading, files, the job, refusals ------------------------------------------------------
