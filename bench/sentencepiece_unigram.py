@@ -15,7 +15,8 @@ from the ``.model`` with the pipeline of T5's json, see :func:`hf_json`), whose 
 on a few inputs (decision 0033), so their count is reported, not required.
 
 Engines, one thread each: corpustok ``encode_arrays`` (threads=1, Arrow batches of 1,000
-documents), sentencepiece ``encode(list, num_threads=1)``, HF ``encode_batch_fast`` with
+documents) on the ``.model`` and (``corpustok-json``) on the ``tokenizer.json``, whose oracle
+is HF on the same json (``docs differing from HF`` must be 0 for it), sentencepiece ``encode(list, num_threads=1)``, HF ``encode_batch_fast`` with
 ``RAYON_NUM_THREADS=1``, tokie 0.1.4 ``encode_batch_flat`` with ``RAYON_NUM_THREADS=1``.
 """
 import argparse
@@ -46,7 +47,7 @@ FAMILY = {
     "mt5": {"model": "mt5/spiece.model", "json": None},
     "albert": {"model": "albert/spiece.model", "json": None},
 }
-ENGINES = ["sentencepiece", "corpustok", "hf", "tokie"]
+ENGINES = ["sentencepiece", "corpustok", "hf", "corpustok-json", "tokie"]
 BATCH_DOCS = 1000
 
 
@@ -97,6 +98,18 @@ def encoder(engine, name, json_dir):
         import corpustok
         from corpustok.arrow import utf8_batch
         tok = corpustok.load(model)
+
+        def run(texts):
+            ids, lens = [], []
+            for a in range(0, len(texts), BATCH_DOCS):
+                out, offs, _ = tok.encode_arrays(utf8_batch(texts[a:a + BATCH_DOCS]), threads=1)
+                ids.append(out)
+                lens.append(np.diff(offs))
+            return np.concatenate(ids), np.concatenate(lens)
+    elif engine == "corpustok-json":
+        import corpustok
+        from corpustok.arrow import utf8_batch
+        tok = corpustok.load(js)  # HfUnigramTokenizer: HF's semantics (decision 0037)
 
         def run(texts):
             ids, lens = [], []
@@ -207,9 +220,9 @@ def main():
     print(f"{'model':7} {'engine':14} {'MB/s cpu':>9} {'MB/s wall':>9} {'tokens':>10} "
           f"{'docs differing':>14} {'load s':>7} {'1st call s':>10}")
     for name in args.models.split(","):
-        if FAMILY[name]["json"] is None and ({"hf", "tokie"} & set(engines)):
+        if FAMILY[name]["json"] is None and ({"hf", "tokie", "corpustok-json"} & set(engines)):
             hf_json(SP_DIR / FAMILY[name]["model"], Path(tmp) / f"{name}.tokenizer.json")
-        oracle = None
+        oracle = hf_ids = None
         for engine in engines:
             ids_out = Path(tmp) / f"{name}-{engine}.npz"
             done = subprocess.run(
@@ -226,12 +239,18 @@ def main():
             if engine == "sentencepiece":
                 oracle = got
             row["docs_differing"] = differing_docs(got, oracle) if oracle else None
+            if engine == "hf":
+                hf_ids = got
+            if engine == "corpustok-json":
+                row["docs_differing_from_hf"] = differing_docs(got, hf_ids) if hf_ids else None
             row["mb_s_cpu"] = row["bytes"] / 1e6 / row["cpu_s"]
             row["mb_s_wall"] = row["bytes"] / 1e6 / row["wall_s"]
             rows.append(row)
             print(f"{name:7} {engine:14} {row['mb_s_cpu']:9.1f} {row['mb_s_wall']:9.1f} "
                   f"{row['tokens']:10,} {row['docs_differing']!s:>14} {row['load_s']:7.2f} "
-                  f"{row['first_call_s']:10.2f}", flush=True)
+                  f"{row['first_call_s']:10.2f}" + (
+                      f"  (docs differing from HF: {row['docs_differing_from_hf']})"
+                      if "docs_differing_from_hf" in row else ""), flush=True)
     if args.json:
         result = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   "command": "bench/sentencepiece_unigram.py " + " ".join(sys.argv[1:]),

@@ -11,7 +11,6 @@ that are not normalized and neither lstrip, rstrip nor single_word.
 """
 import json
 import math
-import re
 
 __all__ = ["is_unigram_doc", "unigram_problem", "normalizer_steps", "pre_tokenizer",
            "prepend_scheme", "hf_score"]
@@ -139,7 +138,6 @@ def unigram_problem(doc):
     return None
 
 
-_NUMBER = re.compile(r"(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$")
 
 
 def hf_score(x):
@@ -155,28 +153,43 @@ def hf_score(x):
     x = float(x)
     if x != x or x in (float("inf"), float("-inf")):
         raise ValueError(f"a score of {x} (HF refuses it)")
-    m = _NUMBER.match(repr(abs(x)))
-    significand, exponent, full = 0, int(m.group(3) or 0), False
-    for d in m.group(1):
-        if full or significand * 10 + int(d) >= 1 << 64:
-            full = True
-            exponent += 1
-        else:
-            significand = significand * 10 + int(d)
-    for d in m.group(2) or "":
-        if full or significand * 10 + int(d) >= 1 << 64:
-            full = True
-            continue
-        significand = significand * 10 + int(d)
-        exponent -= 1
+    mantissa, _, exp = repr(abs(x)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    exponent = int(exp or 0) - len(fraction)
+    if len(digits) <= 19:  # fits a u64 whole (the usual case: no digit dropped)
+        significand = int(digits)
+    else:
+        significand, exponent = _u64_digits(whole, fraction, int(exp or 0))
     f = float(significand)
     while True:
         if abs(exponent) <= 308:
-            power = float(f"1e{abs(exponent)}")
-            f = f * power if exponent >= 0 else f / power
+            f = f * _POW10[abs(exponent)] if exponent >= 0 else f / _POW10[abs(exponent)]
             break
         if f == 0.0:
             break
         f /= 1e308
         exponent += 308
     return -f if math.copysign(1.0, x) < 0 else f
+
+
+_POW10 = [float(f"1e{k}") for k in range(309)]
+
+
+def _u64_digits(whole, fraction, exponent):
+    """serde_json's significand and exponent of digits that do not all fit a u64: integer
+    digits past it raise the exponent, fraction digits past it are dropped."""
+    significand, full = 0, False
+    for d in whole:
+        if full or significand * 10 + int(d) >= 1 << 64:
+            full = True
+            exponent += 1
+        else:
+            significand = significand * 10 + int(d)
+    for d in fraction:
+        if full or significand * 10 + int(d) >= 1 << 64:
+            full = True
+            continue
+        significand = significand * 10 + int(d)
+        exponent -= 1
+    return significand, exponent
