@@ -787,14 +787,18 @@ def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_i
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _one_byte_ids(model, one_id):
-    """``one_id[b]``: the id of the word of the one byte ``b`` (ASCII) when it is a piece's
-    (what merging it gives), else -1."""
+    """``one_id[b]``: the id of a word of the one byte ``b`` (ASCII): what merging it gives,
+    its piece's id, else its byte's piece (byte fallback) or the unknown id (the caller
+    keeps one for a run); -1 for the others (they take the merging path)."""
+    fallback = model.settings[BYTE_FALLBACK] != 0
     for b in range(256):
         one_id[b] = -1
         if b < 0x80:
             sym = model.char_sym[b]
             if sym >= 0 and model.out_id[sym] >= 0:
                 one_id[b] = model.out_id[sym]
+            elif sym < 0 or model.out_id[sym] == UNKNOWN:
+                one_id[b] = model.byte_ids[b] if fallback else model.settings[UNK]
 
 
 @njit(nogil=True, cache=True)
