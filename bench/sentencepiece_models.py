@@ -1,7 +1,8 @@
 """Benchmark: SentencePiece-family encoding, corpustok vs sentencepiece, HF tokenizers,
-gigatoken (BPE files) on real documents, one thread, each run in a fresh process.
+gigatoken (BPE files) on real documents, one thread (and two), each run in a fresh process.
 
     .venv/bin/python bench/sentencepiece_models.py [--mb 20] [--runs 3] [--families llama2,gemma]
+                                            [--threads 1,2]
                                             [--json bench/results/DATE-sentencepiece.json]
 
 Documents: ``--mb`` MB of ``../shared/data/corpus-b`` (real documents, median ~3 KB: code,
@@ -15,7 +16,9 @@ the next), and corpustok's speed over each contender is also given per run from 
 (decision 0032: the host drifts between rows). The ids of every contender are compared with
 ``sentencepiece``'s, document by document: gigatoken and HF read control-token text such as
 ``<s>`` in a document as the control token, sentencepiece (and corpustok, following the
-``.model``) as text, so the documents that hold such text are counted apart.
+``.model``) as text, so the documents that hold such text are counted apart. A family with
+no ``.model`` (Gemma 3: its ``tokenizer.json``) is compared with HF ``tokenizers``' ids,
+which corpustok follows for a json.
 
 Contenders (the fastest documented single-thread call of each):
 - ``corpustok``: ``corpustok.load(model).encode_batch(pyarrow string array)``.
@@ -28,6 +31,13 @@ Contenders (the fastest documented single-thread call of each):
 
 (Named ``sentencepiece_models.py``, not ``sentencepiece.py``: a script's folder is first on
 ``sys.path``, so that name would shadow the ``sentencepiece`` package for every script here.)
+
+With ``--threads 1,2`` each family also gets two-thread rows, corpustok against gigatoken only:
+corpustok's ``encode_batch(array, threads=2)`` (its warm-up call, with two threads too, makes
+both threads' caches first: decision 0032) and gigatoken's ``encode_batch(BytesSource,
+parallel=True)`` with ``RAYON_NUM_THREADS=2``; their paired ratios are of wall time (what a
+second core buys), CPU time beside it. On a machine shared with other jobs the two-thread
+rows are only indicative.
 
 Families are a table (:data:`FAMILIES`): a Unigram family (T5, mT5, ALBERT against tokie) is
 a row with ``kind="unigram"`` and its contenders.
@@ -44,7 +54,8 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ["RAYON_NUM_THREADS"] = "1"  # before tokenizers or gigatoken start their pools
+# before tokenizers or gigatoken start their pools: one thread unless a two-thread run
+os.environ["RAYON_NUM_THREADS"] = os.environ.get("SP_BENCH_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
@@ -65,6 +76,9 @@ FAMILIES = {
     "gemma": dict(kind="bpe", model="gemma-1-2/tokenizer.model",
                   hf="gemma-1-2/gemma2.tokenizer.json",
                   contenders=["corpustok", "sentencepiece", "hf", "gigatoken"]),
+    # no .model: the json is the file, HF tokenizers its reference (corpustok follows it)
+    "gemma-3-json": dict(kind="bpe", model="gemma-3/tokenizer.json", hf="gemma-3/tokenizer.json",
+                         reference="hf", contenders=["corpustok", "hf", "gigatoken"]),
     # Unigram rows, when the Unigram kernel lands (tokie instead of gigatoken):
     # "t5": dict(kind="unigram", model="t5/spiece.model", hf="t5/tokenizer.json",
     #            contenders=["corpustok", "sentencepiece", "hf", "tokie"]),
@@ -92,10 +106,10 @@ def documents(mb, seed=0):
 
 
 # ---- one run, in its own process --------------------------------------------------------------
-def make_encoder(name, family, tmp):
+def make_encoder(name, family, tmp, threads=1):
     """``(setup, encode, collect)`` of a contender: ``setup(texts)`` prepares the input form
     it takes and ``collect(output) -> (flat ids, lengths)`` reads the output (both untimed);
-    ``encode(prepared)`` is timed."""
+    ``encode(prepared)`` is timed. ``threads`` > 1: corpustok and gigatoken only."""
     model = str(SP_DIR / family["model"])
     if name == "corpustok":
         import pyarrow as pa
@@ -104,7 +118,9 @@ def make_encoder(name, family, tmp):
 
         def collect(out):
             return out.values.to_numpy(), np.diff(out.offsets.to_numpy())
-        return pa.array, tok.encode_batch, collect
+        return pa.array, lambda arr: tok.encode_batch(arr, threads=threads), collect
+    if threads > 1 and name != "gigatoken":
+        raise ValueError(f"{name}: one thread only here")
     if name == "sentencepiece":
         import sentencepiece as spm
         sp = spm.SentencePieceProcessor(model_file=model)
@@ -124,7 +140,8 @@ def make_encoder(name, family, tmp):
     if name == "gigatoken":
         import awkward as ak
         import gigatoken
-        link = Path(tmp) / "tokenizer.model"  # gigatoken recognises the file by this name
+        # gigatoken recognises the file by this name
+        link = Path(tmp) / ("tokenizer.json" if model.endswith(".json") else "tokenizer.model")
         if not link.exists():
             link.symlink_to(model)
         tok = gigatoken.Tokenizer(str(link))
@@ -136,7 +153,7 @@ def make_encoder(name, family, tmp):
 
         def collect(out):
             return ak.flatten(out).to_numpy(), ak.num(out).to_numpy()
-        return setup, lambda source: tok.encode_batch(source, parallel=False), collect
+        return setup, lambda source: tok.encode_batch(source, parallel=threads > 1), collect
     raise ValueError(f"unknown contender {name}")
 
 
@@ -146,7 +163,7 @@ def worker(args):
     texts, warm = documents(args.mb)
     with tempfile.TemporaryDirectory() as tmp:
         c = time.process_time()
-        setup, encode, collect = make_encoder(args.worker, family, tmp)
+        setup, encode, collect = make_encoder(args.worker, family, tmp, args.run_threads)
         load = time.process_time() - c
         warm_in = setup([t for t in warm if t])
         c = time.process_time()
@@ -162,10 +179,11 @@ def worker(args):
     print(json.dumps({"cpu": cpu, "wall": wall, "load": load, "first": first}))
 
 
-def run_once(script, family, name, mb, ids_path):
+def run_once(script, family, name, mb, ids_path, threads=1):
     out = subprocess.run([sys.executable, script, "--worker", name, "--family", family,
-                          "--mb", str(mb), "--ids", ids_path],
-                         capture_output=True, text=True, check=False)
+                          "--mb", str(mb), "--ids", ids_path, "--run-threads", str(threads)],
+                         capture_output=True, text=True, check=False,
+                         env=dict(os.environ, SP_BENCH_THREADS=str(threads)))
     if out.returncode:
         raise RuntimeError(f"{family}/{name} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -196,7 +214,11 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--json", default=None)
+    p.add_argument("--threads", default="1",
+                   help="thread counts, e.g. 1,2 (more than 1: corpustok and gigatoken only)")
+    p.add_argument("--note", default=None, help="a line for the json (e.g. the machine's load)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--run-threads", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--family", help=argparse.SUPPRESS)
     p.add_argument("--ids", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -209,50 +231,76 @@ def main():
     texts = [t for t in texts if t]
     nbytes = sum(len(t.encode("utf-8")) for t in texts)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    print(f"== SentencePiece encoding, one thread, fresh processes: {len(texts)} corpus-b "
-          f"documents, {nbytes / 1e6:.1f} MB; medians of {args.runs} runs")
+    load_start = os.getloadavg()
+    thread_counts = sorted({1, *(int(t) for t in args.threads.split(","))})
+    print(f"== SentencePiece encoding, threads {thread_counts}, fresh processes: {len(texts)} "
+          f"corpus-b documents, {nbytes / 1e6:.1f} MB; medians of {args.runs} runs")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for family in args.families.split(","):
             spec = FAMILIES[family]
-            ref_path = os.path.join(tmp, f"{family}-sentencepiece.npz")
-            names = ["sentencepiece"] + [c for c in spec["contenders"] if c != "sentencepiece"]
-            runs = {name: [] for name in names}
-            for _ in range(args.runs):  # in turns: each run's contenders back to back
-                for name in names:
-                    ids_path = os.path.join(tmp, f"{family}-{name}.npz")
-                    runs[name].append(run_once(script, family, name, args.mb, ids_path))
-            for name in names:
-                ids_path = os.path.join(tmp, f"{family}-{name}.npz")
-                cpu = statistics.median(r["cpu"] for r in runs[name])
-                wall = statistics.median(r["wall"] for r in runs[name])
-                check = compare(ids_path, ref_path, texts)
-                # corpustok's speed over this contender's, CPU time, from the runs' pairs
-                ratio = [round(b["cpu"] / a["cpu"], 2)
-                         for a, b in zip(runs["corpustok"], runs[name])]
-                row = {"family": family, "contender": name, "cpu_s": round(cpu, 3),
-                       "wall_s": round(wall, 3), "mb_per_cpu_s": round(nbytes / 1e6 / cpu, 2),
-                       "load_cpu_s": round(statistics.median(r["load"] for r in runs[name]), 2),
-                       "warmup_cpu_s": round(statistics.median(r["first"] for r in runs[name]),
-                                             2),
-                       "runs_cpu_s": [round(r["cpu"], 3) for r in runs[name]],
-                       "corpustok_speedup_paired": ratio, **check}
-                rows.append(row)
-                print(f"  {family:13} {name:14} {row['mb_per_cpu_s']:7.2f} MB/CPU-s  "
-                      f"cpu {cpu:6.2f} s  wall {wall:6.2f} s  load {row['load_cpu_s']:5.2f} s  "
-                      f"corpustok/it {ratio}  docs differing from sentencepiece: "
-                      f"{check['differ']} ({check.get('differ_with_control_text', 0)} with "
-                      "control-token text)", flush=True)
+            reference = spec.get("reference", "sentencepiece")
+            ref_path = os.path.join(tmp, f"{family}-{reference}-1.npz")
+            for threads in thread_counts:
+                rows += run_family(script, args, tmp, family, spec, threads, ref_path, texts,
+                                   nbytes)
     if args.json:
         doc = {"machine": machine(), "date": f"{started} to "
                f"{time.strftime('%H:%M UTC', time.gmtime())}", "versions": versions(),
                "command": "bench/sentencepiece_models.py " + " ".join(sys.argv[1:]),
                "documents": {"source": "../shared/data/corpus-b (both files, shuffled, seed 0)",
                              "docs": len(texts), "bytes": nbytes},
-               "threads": 1, "rows": rows}
+               "load_average": {"start": [round(x, 2) for x in load_start],
+                                "end": [round(x, 2) for x in os.getloadavg()]},
+               "note": args.note, "threads": thread_counts, "rows": rows}
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
         print(f"written {args.json}")
+
+
+def run_family(script, args, tmp, family, spec, threads, ref_path, texts, nbytes):
+    """The rows of one family at one thread count: its contenders' runs in turns (two
+    threads: corpustok and gigatoken), each compared with sentencepiece's ids."""
+    reference = spec.get("reference", "sentencepiece")
+    names = [reference] + [c for c in spec["contenders"] if c != reference]
+    if threads > 1:
+        names = [c for c in ("corpustok", "gigatoken") if c in spec["contenders"]]
+    runs = {name: [] for name in names}
+    for _ in range(args.runs):  # in turns: each run's contenders back to back
+        for name in names:
+            ids_path = os.path.join(tmp, f"{family}-{name}-{threads}.npz")
+            runs[name].append(run_once(script, family, name, args.mb, ids_path, threads))
+    rows = []
+    for name in names:
+        ids_path = os.path.join(tmp, f"{family}-{name}-{threads}.npz")
+        cpu = statistics.median(r["cpu"] for r in runs[name])
+        wall = statistics.median(r["wall"] for r in runs[name])
+        check = compare(ids_path, ref_path, texts)
+        # corpustok's speed over this contender's from the runs' pairs: CPU time, and wall
+        # time (what two threads are for)
+        ratio = [round(b["cpu"] / a["cpu"], 2) for a, b in zip(runs["corpustok"], runs[name])]
+        ratio_wall = [round(b["wall"] / a["wall"], 2)
+                      for a, b in zip(runs["corpustok"], runs[name])]
+        row = {"family": family, "contender": name, "threads": threads,
+               "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
+               "mb_per_cpu_s": round(nbytes / 1e6 / cpu, 2),
+               "mb_per_wall_s": round(nbytes / 1e6 / wall, 2),
+               "load_cpu_s": round(statistics.median(r["load"] for r in runs[name]), 2),
+               "warmup_cpu_s": round(statistics.median(r["first"] for r in runs[name]), 2),
+               "runs_cpu_s": [round(r["cpu"], 3) for r in runs[name]],
+               "runs_wall_s": [round(r["wall"], 3) for r in runs[name]],
+               "corpustok_speedup_paired": ratio,
+               "corpustok_speedup_paired_wall": ratio_wall, **check}
+        if reference != "sentencepiece":
+            row["ids_compared_with"] = reference
+        rows.append(row)
+        print(f"  {family:13} {name:14} {threads}t {row['mb_per_cpu_s']:7.2f} MB/CPU-s "
+              f"{row['mb_per_wall_s']:7.2f} MB/wall-s  cpu {cpu:6.2f} s  wall {wall:6.2f} s  "
+              f"load {row['load_cpu_s']:5.2f} s  corpustok/it cpu {ratio} wall {ratio_wall}  "
+              f"docs differing from {reference}: {check['differ']} "
+              f"({check.get('differ_with_control_text', 0)} with control-token text)",
+              flush=True)
+    return rows
 
 
 def machine():

@@ -10,9 +10,10 @@ sentencepiece's order (float32 bit patterns compared as int32), dense, 0 the bes
 
 Two checks decide how the kernel runs (see the kernel's docstring):
 
-- ``cut_words``: no mergeable or user-defined piece holds U+2581 after another character and
-  no piece is UNUSED. True for Llama 2, Mistral v0.1/v0.3 and Gemma 1/2 (their ``▁▁▁▁``-like
-  pieces are U+2581 after U+2581, which never crosses a cut).
+- ``cut_words``: no piece is UNUSED; then the text is cut into words where no merge can join
+  two characters (:func:`cut_table`: no mergeable or user-defined piece holds their bytes side
+  by side, or U+2581 after that character). True for Llama 2, Mistral v0.1/v0.3, Gemma 1/2
+  and the json files, Gemma 3's included (its ``>▁</`` only keeps ``>`` and U+2581 together).
 - ``kernel_normalizes``: the model has no precompiled charsmap (and, when spaces collapse, no
   user-defined piece holds a space). Else the readable reference normalizer runs in Python
   before the kernel (every BPE file we know is ``identity``; a charsmap kernel would replace
@@ -25,11 +26,11 @@ import numpy as np
 
 from corpustok.arrow import read_only
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
-from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_WORDS,
-                                                 DUMMY_PREFIX, ESCAPE, GRID, HAS_UNUSED, ID_BITS,
-                                                 N_PIECES, RESEGMENT, SETTINGS, UNK, UNKNOWN,
-                                                 SpBpeModel, encode_normalized, fill_pairs,
-                                                 normalize_batch)
+from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BEFORE_SPACE,
+                                                 CUT_HERE, CUT_WORDS, DUMMY_PREFIX, ESCAPE, GRID,
+                                                 HAS_UNUSED, ID_BITS, N_PIECES, NO_CUT,
+                                                 RESEGMENT, SETTINGS, UNK, UNKNOWN, SpBpeModel,
+                                                 encode_normalized, fill_pairs, normalize_batch)
 from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
     USER_DEFINED
@@ -47,6 +48,39 @@ def crosses_space(piece):
     """Whether ``piece`` holds U+2581 right after another character (a merge that crosses a
     word cut could make it)."""
     return CROSSING.search(piece.replace("\n", " ")) is not None
+
+
+def cut_table(pieces):
+    """The kernel's ``cut`` table (:class:`SpBpeModel`) of the mergeable ``pieces`` (str):
+    where, between two characters of normalized text (valid UTF-8), a word may end. A merge
+    makes a piece, so it can join the characters on both sides of a place only if some
+    piece holds them side by side: a word may end between a character ending in byte b1 and
+    one beginning with b2 when no piece holds the bytes b1 b2 side by side (``CUT_HERE``),
+    or, before U+2581, when no piece holds U+2581 after a character (other than U+2581)
+    ending in b1 (``CUT_BEFORE_SPACE``, checked by the kernel). Exact, so merging each word
+    alone gives the ids of merging the whole text (UNUSED pieces aside: the caller turns
+    cutting off for them). O(bytes of the pieces), vectorized."""
+    raw = [p.encode() for p in pieces]
+    data = np.frombuffer(b"".join(raw), np.uint8).astype(np.int64)
+    ends = np.cumsum([len(r) for r in raw])
+    inside = np.ones(max(len(data) - 1, 0), bool)  # pairs of bytes of the same piece
+    inside[ends[:-1][ends[:-1] < len(data)] - 1] = False
+    held = np.zeros(1 << 16, bool)
+    held[(data[:-1] << 8 | data[1:])[inside]] = True
+    before_space = np.zeros(256, bool)  # last bytes of characters U+2581 follows in a piece
+    for p in pieces:
+        k = p.find(SPACE, 1)
+        while k > 0:
+            if p[k - 1] != SPACE:
+                before_space[p[k - 1].encode()[-1]] = True
+            k = p.find(SPACE, k + 1)
+    cut = np.where(held, NO_CUT, CUT_HERE).astype(np.uint8).reshape(256, 256)
+    first = SPACE.encode()[0]
+    cut[:, first] = np.where(~held.reshape(256, 256)[:, first], CUT_HERE,
+                             np.where(before_space, NO_CUT, CUT_BEFORE_SPACE))
+    cut[0xC0:, :] = NO_CUT  # no character ends in a first byte
+    cut[:, 0x80:0xC0] = NO_CUT  # nor begins with a continuation byte
+    return cut.ravel()
 
 
 def _score_ranks(scores, mergeable):
@@ -162,21 +196,19 @@ def build_tables(model):
     trie, first = _user_trie(user)
     spec = model.normalizer
     unused = bool((mergeable & (types == UNUSED)).any())
-    # one search over the mergeable pieces, one a line (a newline inside a piece is a space)
-    cut = not unused and CROSSING.search(
-        "\n".join(pieces[i].replace("\n", " ") for i in merge_ids)) is None
     settings = np.zeros(SETTINGS, np.int64)
     settings[UNK] = unk
     settings[BYTE_FALLBACK] = bool(model.byte_fallback)
     settings[DUMMY_PREFIX] = bool(spec["add_dummy_prefix"])
     settings[COLLAPSE] = bool(spec["remove_extra_whitespaces"])
     settings[ESCAPE] = bool(spec["escape_whitespaces"])
-    settings[CUT_WORDS] = cut
+    settings[CUT_WORDS] = not unused
     settings[HAS_UNUSED] = unused
     settings[N_PIECES] = n
     tables = SpBpeModel(char_sym=char_sym, pairs=pairs, merge_value=merge_value, grid_of=grid_of,
                         grid=grid, out_id=out_id, sym_len=sym_len,
                         byte_ids=byte_ids, user_trie=trie, user_first=first,
+                        cut=cut_table([pieces[i] for i in merge_ids.tolist()]),
                         settings=settings)
     kernel_normalizes = model.charsmap_trie is None and not (
         spec["remove_extra_whitespaces"] and any(b" " in raw for raw, _ in user))

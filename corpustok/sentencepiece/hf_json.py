@@ -44,7 +44,7 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY
                                                  fill_pairs)
 from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _read_only,
-                                         _user_trie, crosses_space)
+                                         _user_trie, cut_table)
 
 __all__ = ["HfSentencePieceTokenizer"]
 
@@ -121,8 +121,7 @@ class _Tables:
         settings[BYTE_FALLBACK] = 1
         settings[DUMMY_PREFIX] = prepends(doc)
         settings[ESCAPE] = 1
-        # no merge makes U+2581 after another character: words cut before U+2581 never merge
-        settings[CUT_WORDS] = not any(crosses_space(tokens[i]) for i in merge_ids.tolist())
+        settings[CUT_WORDS] = 1  # where merges cannot join two characters (cut_table)
         settings[N_PIECES] = n
         self.kernel = _read_only(SpBpeModel(
             char_sym=char_sym, pairs=pairs, merge_value=merge_value, grid_of=grid_of,
@@ -130,7 +129,8 @@ class _Tables:
             sym_len=np.array([len(t.encode()) if t is not None else 0 for t in tokens],
                              np.int32),
             byte_ids=np.array([vocab.get(f"<0x{b:02X}>", unk) for b in range(256)], np.int32),
-            user_trie=trie, user_first=user_first, settings=settings))
+            user_trie=trie, user_first=user_first,
+            cut=cut_table([tokens[i] for i in merge_ids.tolist()]), settings=settings))
         self.merge_ids = merge_ids
 
 

@@ -21,12 +21,14 @@ Two kernels, because a charsmap normalizer may run elsewhere first:
   unknown id per run of unknowns; an UNUSED piece is split back into the pair last pushed to
   form it (``rev_left``/``rev_right``), as sentencepiece does.
 
-Words: when the model allows it (``cut_words``, decided at load time: no mergeable piece holds
-U+2581 after another character, and no UNUSED piece, whose splitting back depends on the whole
-text), the text is cut before every U+2581 that follows another character; no merge can cross
-such a cut, and merges in different words never interact, so each word is merged alone and
-memoized in the bounded chunk cache of :mod:`corpustok.kernels.bpe.cache` (a pure memo). A run
-of unknown ids across a cut is still one id. Otherwise the whole document is merged at once.
+Words: when the model allows it (``cut_words``: no UNUSED piece, whose splitting back depends
+on the whole text), the text is cut into words wherever no merge can join the characters on
+both sides (the ``cut`` table, built at load time from the pieces' bytes: before U+2581 after
+another character, and between most ASCII pairs such as a letter and a comma or any two
+digits of Llama 2); merges in different words never interact, so each word is merged alone
+and memoized in the bounded chunk cache of :mod:`corpustok.kernels.bpe.cache` (a pure memo),
+and a word of one ASCII byte takes its piece's id directly. A run of unknown ids across a cut
+is still one id. Otherwise the whole document is merged at once.
 
 The model is :class:`SpBpeModel` (built by ``corpustok.sentencepiece.bpe``); symbols are
 identified by ids: the piece's id for a piece string, ids past the vocabulary for characters
@@ -61,8 +63,15 @@ SpBpeModel = namedtuple("SpBpeModel", [
     "byte_ids",   # int32 [256]: the ids of <0x00> .. <0xFF> (byte fallback), else unk
     "user_trie",  # int32 [4 * nodes]: first child, next sibling, byte, user piece id (-1)
     "user_first",  # uint8 [256]: 1 where a user-defined piece starts with that byte
+    "cut",        # uint8 [256 * 256]: may a word end between these two bytes (see below)
     "settings",   # int64 [SETTINGS]: see UNK .. N_PIECES
 ])
+# ``cut[b1 << 8 | b2]``: CUT_HERE when a word may end between a character ending in byte b1
+# and one beginning with b2 (no mergeable piece holds the bytes b1 b2 side by side, so no
+# merge can join them), CUT_BEFORE_SPACE when it may if U+2581 begins at b2 and the character
+# before it is not U+2581 (no mergeable piece holds U+2581 after a character ending in b1
+# other than U+2581), NO_CUT else (and for every b2 that is no first byte of a character).
+NO_CUT, CUT_HERE, CUT_BEFORE_SPACE = 0, 1, 2
 UNK, BYTE_FALLBACK, DUMMY_PREFIX, COLLAPSE, ESCAPE, CUT_WORDS, HAS_UNUSED, N_PIECES = range(8)
 SETTINGS = 8
 UNKNOWN = -1  # out_id of a symbol that is no mergeable piece
@@ -624,6 +633,7 @@ def _keep(cache, text, s, e, h, k1, k2, k3, k4, out, j, n):
 
 
 FAST_PART, WIDE_PART, GENERAL_PART, NO_PART = 1, 2, 3, 0  # where a word's ids may be cached
+ONE_BYTE = 4  # a word of one byte: its id from ``one_id`` (see _encode_words), no cache
 BLOCK = 64  # words cut, keyed and prefetched together
 AHEAD = 16  # words between the prefetch of a word's cache set and its lookup
 KEY_WORDS = 6  # a word's key in a block: k1 .. k4, its hash, its part
@@ -634,6 +644,9 @@ def _word_key(text, s, e, keys, b):
     """Write word ``text[s:e]``'s cache key at ``keys[b:b + KEY_WORDS]``: its fast or wide
     inline key, its hash, its part."""
     size = e - s
+    if size == 1:
+        keys[b + 5] = ONE_BYTE
+        return
     if size <= FAST_KEY:
         k1, k2, _, _, h = line_key(text, s, e, FAST_WORDS)
         keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, 0, 0
@@ -697,25 +710,33 @@ def _cached(cache, text, s, e, keys, b, out, j):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _next_cut(text, i, e):
-    """The end of the word that begins at ``text[i]``: the next U+2581 after another
-    character (a word is never empty), or ``e``."""
+def _next_cut(cut, text, i, e):
+    """The end of the word that begins at ``text[i]``: the next place where ``cut`` allows
+    one (see :class:`SpBpeModel`; a word is never empty), or ``e``. One table load a byte."""
     k = i + 1
-    while k + 2 < e:
-        if text[k] == SPACE0 and text[k + 1] == SPACE1 and text[k + 2] == SPACE2 and \
-                not (k - 3 >= i and text[k - 3] == SPACE0 and text[k - 2] == SPACE1 and
-                     text[k - 1] == SPACE2):
+    prev = np.int64(text[i])
+    while k < e:
+        b = np.int64(text[k])
+        c = cut[prev << 8 | b]
+        if c == CUT_HERE:
             return k
+        if c == CUT_BEFORE_SPACE and k + 2 < e and text[k + 1] == SPACE1 and \
+                text[k + 2] == SPACE2 and not (k - 3 >= i and text[k - 3] == SPACE0 and
+                                               text[k - 2] == SPACE1 and prev == SPACE2):
+            return k
+        prev = b
         k += 1
     return e
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys):
+def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_id):
     """Ids of the normalized document ``text[s:e]`` cut into words at ``out[j:]``; returns
     the count. Words are cut :data:`BLOCK` at a time, then keyed, then encoded, each word's
     cache set prefetched :data:`AHEAD` words before its lookup (the inline parts are
-    megabytes: a lookup right after its key would wait for memory on nearly every word)."""
+    megabytes: a lookup right after its key would wait for memory on nearly every word). A
+    word of one byte (digits and punctuation are mostly cut alone) takes its id from
+    ``one_id`` (:func:`_one_byte_ids`) when it has one there."""
     fallback = model.settings[BYTE_FALLBACK] != 0
     unk = model.settings[UNK]
     j0 = j
@@ -724,7 +745,7 @@ def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys):
         k = 0
         p = w
         while k < BLOCK and p < e:
-            p = _next_cut(text, p, e)
+            p = _next_cut(model.cut, text, p, e)
             ends[k] = p
             k += 1
         q = w
@@ -739,12 +760,19 @@ def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys):
                 _prefetch_word(cache, keys, (c + AHEAD) * KEY_WORDS)
             i = ends[c]
             b = c * KEY_WORDS
-            n = _cached(cache, text, q, i, keys, b, out, j)
+            n = np.int64(-1)
+            if keys[b + 5] == ONE_BYTE:
+                o = one_id[text[q]]
+                if o >= 0:
+                    out[j] = o
+                    n = 1
+            else:
+                n = _cached(cache, text, q, i, keys, b, out, j)
             if n < 0:
                 n = _merge_any(model, work, rev, text, q, i, out, j)
                 if n < 0:
                     n = _merge_long(model, rev, text, q, i, out, j)
-                elif keys[b + 5] != NO_PART:
+                elif keys[b + 5] != NO_PART and keys[b + 5] != ONE_BYTE:
                     _keep(cache, text, q, i, keys[b + 4], keys[b], keys[b + 1], keys[b + 2],
                           keys[b + 3], out, j, n)
             if not fallback and n and j > j0 and out[j - 1] == unk and out[j] == unk:
@@ -755,6 +783,22 @@ def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys):
             q = i
         w = p
     return j - j0
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _one_byte_ids(model, one_id):
+    """``one_id[b]``: the id of a word of the one byte ``b`` (ASCII): what merging it gives,
+    its piece's id, else its byte's piece (byte fallback) or the unknown id (the caller
+    keeps one for a run); -1 for the others (they take the merging path)."""
+    fallback = model.settings[BYTE_FALLBACK] != 0
+    for b in range(256):
+        one_id[b] = -1
+        if b < 0x80:
+            sym = model.char_sym[b]
+            if sym >= 0 and model.out_id[sym] >= 0:
+                one_id[b] = model.out_id[sym]
+            elif sym < 0 or model.out_id[sym] == UNKNOWN:
+                one_id[b] = model.byte_ids[b] if fallback else model.settings[UNK]
 
 
 @njit(nogil=True, cache=True)
@@ -773,6 +817,8 @@ def encode_normalized(text, offsets, model, cache):
     cut = model.settings[CUT_WORDS] != 0
     ends = np.empty(BLOCK, np.int64)
     keys = np.empty(BLOCK * KEY_WORDS, np.int64)
+    one_id = np.empty(256, np.int32)
+    _one_byte_ids(model, one_id)
     j = np.int64(0)
     for d in range(ndoc):
         s, e = offsets[d], offsets[d + 1]
@@ -784,6 +830,6 @@ def encode_normalized(text, offsets, model, cache):
             j += n
             out_off[d + 1] = j
             continue
-        j += _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys)
+        j += _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_id)
         out_off[d + 1] = j
     return out[:j], out_off

@@ -88,6 +88,19 @@ def added_texts(ours):
 
 
 # ---- the real files -------------------------------------------------------------------------
+def test_gemma3_words_are_cut_where_no_merge_joins():
+    """Gemma 3's merges make ``>▁</`` (U+2581 after ``>``): its words are cut as the others',
+    except before U+2581 after ``>``; the texts around it give HF's ids."""
+    from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
+    ours, theirs = pair("gemma-3/tokenizer.json")
+    assert ours._kernel.cut_words
+    cut = ours._kernel.tables.cut
+    assert cut[ord(">") << 8 | 0xE2] == NO_CUT
+    assert cut[ord("a") << 8 | 0xE2] in (CUT_HERE, CUT_BEFORE_SPACE)
+    texts = ["<p> </p>", "a> </b", ">  </", "x>\u2581</y", "<td> </td> <td>1</td>", "> </"]
+    assert first_difference(ours, theirs, texts) is None
+
+
 @pytest.mark.parametrize("rel", FILES)
 def test_udhr_gives_hf_ids(rel):
     """Every record of the UDHR sample (532 languages)."""
