@@ -94,30 +94,10 @@ def encoder(engine, name, json_dir):
     model = SP_DIR / info["model"]
     js = SP_DIR / info["json"] if info["json"] else Path(json_dir) / f"{name}.tokenizer.json"
     t = time.perf_counter()
-    if engine == "corpustok":
+    if engine in ("corpustok", "corpustok-json"):
         import corpustok
-        from corpustok.arrow import utf8_batch
-        tok = corpustok.load(model)
-
-        def run(texts):
-            ids, lens = [], []
-            for a in range(0, len(texts), BATCH_DOCS):
-                out, offs, _ = tok.encode_arrays(utf8_batch(texts[a:a + BATCH_DOCS]), threads=1)
-                ids.append(out)
-                lens.append(np.diff(offs))
-            return np.concatenate(ids), np.concatenate(lens)
-    elif engine == "corpustok-json":
-        import corpustok
-        from corpustok.arrow import utf8_batch
-        tok = corpustok.load(js)  # HfUnigramTokenizer: HF's semantics (decision 0037)
-
-        def run(texts):
-            ids, lens = [], []
-            for a in range(0, len(texts), BATCH_DOCS):
-                out, offs, _ = tok.encode_arrays(utf8_batch(texts[a:a + BATCH_DOCS]), threads=1)
-                ids.append(out)
-                lens.append(np.diff(offs))
-            return np.concatenate(ids), np.concatenate(lens)
+        # the .model, or the json (HfUnigramTokenizer: HF's semantics, decision 0037)
+        run = _corpustok_run(corpustok.load(model if engine == "corpustok" else js))
     elif engine == "sentencepiece":
         import sentencepiece as spm
         sp = spm.SentencePieceProcessor(model_file=str(model))
@@ -142,6 +122,21 @@ def encoder(engine, name, json_dir):
     else:
         raise SystemExit(f"unknown engine {engine}")
     return time.perf_counter() - t, run
+
+
+def _corpustok_run(tok):
+    """``run(texts)`` of a corpustok tokenizer: ``encode_arrays`` on one thread over Arrow
+    batches of BATCH_DOCS documents."""
+    from corpustok.arrow import utf8_batch
+
+    def run(texts):
+        ids, lens = [], []
+        for a in range(0, len(texts), BATCH_DOCS):
+            out, offs, _ = tok.encode_arrays(utf8_batch(texts[a:a + BATCH_DOCS]), threads=1)
+            ids.append(out)
+            lens.append(np.diff(offs))
+        return np.concatenate(ids), np.concatenate(lens)
+    return run
 
 
 def _flat(lists):

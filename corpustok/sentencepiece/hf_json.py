@@ -28,23 +28,20 @@ space ``Prepend`` put in front), after special added tokens are skipped (HF's de
 Shapes outside these are refused in one line each
 (:func:`corpustok.formats.hf_spbpe.spbpe_problem`).
 """
-import copy
-import json
 import re
 import threading
 
 import numpy as np
 
-from corpustok.arrow import id_array, id_lists, list_array, read_only, utf8_batch
+from corpustok.arrow import read_only
 from corpustok.formats.hf_spbpe import is_spbpe_doc, metaspace, prepends, spbpe_problem
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
-from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY_PREFIX, ESCAPE,
                                                  ID_BITS, N_PIECES, SETTINGS, UNK, SpBpeModel,
                                                  fill_pairs)
-from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _read_only,
                                          _user_trie, cut_table)
+from corpustok.sentencepiece.hf_added import HfJsonTokenizer
 
 __all__ = ["HfSentencePieceTokenizer"]
 
@@ -157,7 +154,7 @@ class _Kernel(SentencePieceBpe):
         return self._seed
 
 
-class HfSentencePieceTokenizer:
+class HfSentencePieceTokenizer(HfJsonTokenizer):
     """A SentencePiece-style BPE ``tokenizer.json`` (see the module docstring). Build it with
     :meth:`from_file` or ``corpustok.load(path)``. ``encode`` is HF's
     ``encode(text, add_special_tokens=False).ids``: added tokens written in the text (``<s>``,
@@ -168,81 +165,19 @@ class HfSentencePieceTokenizer:
             "not a SentencePiece-style BPE tokenizer.json"
         if problem:
             raise ValueError(f"{source}: {problem}")
-        self._doc = doc
         tables = _Tables(source, doc)
-        self._tokens = tables.tokens
         self._kernel = _Kernel(tables)
-        self._added = {}  # content -> id
-        self._special = set()
-        for t in doc.get("added_tokens") or []:
-            self._added[t["content"]] = t["id"]
-            if t.get("special"):
-                self._special.add(t["id"])
-        raw = [(c.encode(), i) for c, i in self._added.items() if c]
-        self._added_trie = tuple(_read_only(_user_trie(raw))) if raw else None
-        self._id_token = {i: c for c, i in self._added.items()}
-        self._vocab_size = max([len(self._tokens)] + [i + 1 for i in self._added.values()])
-        self._index = {t: i for i, t in enumerate(self._tokens) if t is not None}
-        self._index.update(self._added)
+        self._read_added(doc, tables.tokens)
         dec = doc["decoder"]
         self._decoder = dec["decoders"] if dec.get("type") == "Sequence" else [dec]
         self._meta = metaspace(doc)  # (prepend scheme, split) of a Metaspace file, or None
-        self._pools = ThreadPools()
-
-    @classmethod
-    def from_file(cls, path):
-        with open(path, encoding="utf-8") as f:
-            return cls(json.load(f), str(path))
-
-    @classmethod
-    def _from_hf_doc(cls, path, doc):
-        return cls(doc, str(path))
-
-    # ---- vocabulary -------------------------------------------------------------------------
-    @property
-    def vocab_size(self):
-        """Ids of the model and the added tokens (HF's ``get_vocab_size()``)."""
-        return self._vocab_size
-
-    def token_to_id(self, token):
-        return self._index.get(token)
-
-    def id_to_token(self, i):
-        if not isinstance(i, (int, np.integer)):
-            return None
-        i = int(i)
-        if i in self._id_token:
-            return self._id_token[i]
-        return self._tokens[i] if 0 <= i < len(self._tokens) else None
-
-    @property
-    def special_tokens(self):
-        return [self._id_token[i] for i in sorted(self._special)]
 
     @property
     def unk_id(self):
         return int(self._kernel.tables.settings[UNK])
 
-    # ---- encoding ---------------------------------------------------------------------------
-    def encode(self, text, *, recognize_special=False):
-        """Ids of one text, as HF's ``encode(text, add_special_tokens=False).ids`` (a lone
-        surrogate is U+FFFD as everywhere in corpustok). Added tokens in the text are always
-        their ids, as in ``tokenizers``: ``recognize_special`` changes nothing."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        ids, _, _ = self.encode_arrays(utf8_batch([text]))
-        return ids.tolist()
-
-    def _segments(self, data, offsets):
-        """Cut each document at its added tokens (:func:`cut_added`): ``(cuts int64, added
-        int32, doc_first int64 [n+1])``."""
-        if self._added_trie is None:
-            n = len(offsets) - 1
-            return (np.asarray(offsets, np.int64), np.full(n, -1, np.int32),
-                    np.arange(n + 1, dtype=np.int64))
-        return cut_added(read_only(data), np.asarray(offsets, np.int64), *self._added_trie)
-
-    def _encode_part(self, data, offsets):
+    def _encode_part(self, data, offsets, well_formed):
+        """The kernel replaces invalid bytes itself (``well_formed`` is not needed)."""
         cuts, added, doc_first = self._segments(data, offsets)
         if self._meta is not None:
             data, cuts, added, doc_first = _metaspace_segments(data, cuts, added, doc_first,
@@ -264,76 +199,11 @@ class HfSentencePieceTokenizer:
         replaced[doc_first[:-1] == doc_first[1:]] = 0  # a document of no segment
         return out, out_off[doc_first], replaced
 
-    def encode_arrays(self, batch, *, recognize_special=False, threads=1):
-        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
-        :class:`~corpustok.Utf8Batch` (invalid bytes become U+FFFD, counted in ``replaced``
-        with the lone surrogates of ``str`` input). ``threads``: parts of the batch in that
-        many threads (same ids)."""
-        check_threads(threads)
-        data = batch.data
-
-        def part(offs):
-            return self._encode_part(data, offs)
-
-        ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
-        if batch.replaced is not None:
-            replaced = replaced + batch.replaced
-        return ids, offsets, replaced
-
-    def encode_batch(self, texts, *, recognize_special=False, threads=1):
-        """int32 ids of each text (a list of ``str``/None or an Arrow string array) as a
-        ``pyarrow.ListArray``; null texts give null lists."""
-        batch = utf8_batch(texts)
-        ids, offsets, _ = self.encode_arrays(batch, threads=threads)
-        return list_array(offsets, ids, batch.valid)
-
-    # ---- decoding ---------------------------------------------------------------------------
-    def _ids(self, ids):
-        arr = id_array(ids)
-        bad = (arr < 0) | (arr >= self.vocab_size)
-        if bad.any():
-            raise ValueError(f"id {int(arr[bad][0])} is outside the vocabulary "
-                             f"(0..{self.vocab_size - 1})")
-        return arr.tolist()
-
     def _decode(self, ids, skip_special_tokens):
-        tokens = [self.id_to_token(i) for i in ids
-                  if not (skip_special_tokens and i in self._special)]
-        tokens = [t for t in tokens if t is not None]
+        tokens = self._tokens_of(ids, skip_special_tokens)
         for step in self._decoder:
             tokens = _DECODE_STEPS[step["type"]](step, tokens)
         return "".join(tokens)
-
-    def decode(self, ids, *, skip_special_tokens=True):
-        """Text of ids, as HF's ``decode(ids)``: special added tokens skipped (unless
-        ``skip_special_tokens=False``), then the file's decoder steps. An id outside the
-        vocabulary is a ValueError (HF drops it)."""
-        return self._decode(self._ids(ids), skip_special_tokens)
-
-    def decode_batch(self, lists, *, skip_special_tokens=True):
-        """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
-        ids, offsets, valid = id_lists(lists)
-        ids = self._ids(ids)
-        return [None if valid is not None and not valid[j] else
-                self._decode(ids[offsets[j]:offsets[j + 1]], skip_special_tokens)
-                for j in range(len(offsets) - 1)]
-
-    # ---- files ------------------------------------------------------------------------------
-    def to_dict(self):
-        """The tokenizer.json document itself (the file is the truth; ``corpustok.load``
-        reads it back)."""
-        return copy.deepcopy(self._doc)
-
-    def save(self, path):
-        """Write the tokenizer.json document (loads back with ``corpustok.load``)."""
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self._doc, f, ensure_ascii=False)
-
-    def __getstate__(self):
-        return {"doc": self._doc}
-
-    def __setstate__(self, d):
-        self.__init__(d["doc"])
 
     def __repr__(self):
         return (f"HfSentencePieceTokenizer(vocab_size={self.vocab_size}, "

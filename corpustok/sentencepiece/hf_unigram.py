@@ -15,17 +15,14 @@ What differs from ``sentencepiece`` on the same model, and why these files follo
 (:func:`corpustok.formats.hf_unigram.unigram_problem`).
 """
 import base64
-import copy
-import json
 from importlib import resources
 
 import numpy as np
 
-from corpustok.arrow import id_array, id_lists, list_array, read_only, utf8_batch
+from corpustok.arrow import read_only
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
-from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.kernels.sentencepiece.hf_normalize import (PRECOMPILED, REPLACE, SPACE_RUNS as
                                                           RUNS, STRIP, HfNormState,
                                                           hf_normalize_batch)
@@ -35,8 +32,7 @@ from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, F
                                                         hf_unigram_batch)
 from corpustok.kernels.sentencepiece.normalize import NormalizerState, normalize_batch
 from corpustok.kernels.sentencepiece.trie import build, build_trie
-from corpustok.parallel import ThreadPools, check_threads
-from corpustok.sentencepiece.bpe import _user_trie
+from corpustok.sentencepiece.hf_added import HfJsonTokenizer
 from corpustok.sentencepiece.model_file import split_charsmap
 
 __all__ = ["HfUnigramTokenizer", "join_segments"]
@@ -158,7 +154,7 @@ def join_segments(ids, seg_off, added, doc_first):
     return out, out_off[doc_first]
 
 
-class HfUnigramTokenizer:
+class HfUnigramTokenizer(HfJsonTokenizer):
     """A Unigram ``tokenizer.json`` (see the module docstring). Build it with
     :meth:`from_file` or ``corpustok.load(path)``. ``encode`` is HF's
     ``encode(text, add_special_tokens=False).ids``: added tokens written in the text (T5's
@@ -169,70 +165,17 @@ class HfUnigramTokenizer:
             "not a Unigram tokenizer.json"
         if problem:
             raise ValueError(f"{source}: {problem}")
-        self._doc = doc
         self._norm = norm_state(normalizer_steps(doc), source)
         self._has_norm = len(self._norm.kinds) > 0
-        self._model, self._tokens = unigram_model(doc)
+        self._model, tokens = unigram_model(doc)
         self._clean = _identity_state()
-        self._added = {}
-        self._special = set()
-        for t in doc.get("added_tokens") or []:
-            self._added[t["content"]] = t["id"]
-            if t.get("special"):
-                self._special.add(t["content"])
-        raw = [(c.encode(), i) for c, i in self._added.items() if c]
-        self._added_trie = tuple(_read_only(_user_trie(raw))) if raw else None
-        self._id_token = {i: c for c, i in self._added.items()}
-        self._vocab_size = max([len(self._tokens)] + [i + 1 for i in self._added.values()])
-        self._index = {t: i for i, t in enumerate(self._tokens)}
-        self._index.update(self._added)
+        self._read_added(doc, tokens)
         dec = doc.get("decoder")
         self._decode_prepend = None if dec is None else prepend_scheme(dec)
-        self._pools = ThreadPools()
-
-    @classmethod
-    def from_file(cls, path):
-        with open(path, encoding="utf-8") as f:
-            return cls(json.load(f), str(path))
-
-    @classmethod
-    def _from_hf_doc(cls, path, doc):
-        return cls(doc, str(path))
-
-    # ---- vocabulary -------------------------------------------------------------------------
-    @property
-    def vocab_size(self):
-        """Ids of the model and the added tokens (HF's ``get_vocab_size()``)."""
-        return self._vocab_size
-
-    def token_to_id(self, token):
-        return self._index.get(token)
-
-    def id_to_token(self, i):
-        if not isinstance(i, (int, np.integer)):
-            return None
-        i = int(i)
-        if i in self._id_token:
-            return self._id_token[i]
-        return self._tokens[i] if 0 <= i < len(self._tokens) else None
-
-    @property
-    def special_tokens(self):
-        return sorted(self._special, key=lambda t: self._added[t])
 
     @property
     def unk_id(self):
         return int(self._model.settings[UNK])
-
-    # ---- encoding ---------------------------------------------------------------------------
-    def encode(self, text, *, recognize_special=False):
-        """Ids of one text, as HF's ``encode(text, add_special_tokens=False).ids`` (a lone
-        surrogate is U+FFFD as everywhere in corpustok). Added tokens in the text are always
-        their ids, as in ``tokenizers``: ``recognize_special`` changes nothing."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        ids, _, _ = self.encode_arrays(utf8_batch([text]))
-        return ids.tolist()
 
     def _encode_part(self, data, offsets, well_formed):
         offsets = read_only(np.ascontiguousarray(offsets, np.int64))
@@ -241,12 +184,7 @@ class HfUnigramTokenizer:
         else:
             data, offsets, replaced = normalize_batch(data, offsets, self._clean)
             data, offsets = read_only(data), read_only(offsets)
-        if self._added_trie is None:
-            n = len(offsets) - 1
-            cuts, added, doc_first = (offsets, np.full(n, -1, np.int32),
-                                      np.arange(n + 1, dtype=np.int64))
-        else:
-            cuts, added, doc_first = cut_added(data, offsets, *self._added_trie)
+        cuts, added, doc_first = self._segments(data, offsets)
         text = added < 0
         starts, ends = cuts[:-1][text], cuts[1:][text]
         if text.all():  # no added token in the part: the segments are the cuts
@@ -268,43 +206,8 @@ class HfUnigramTokenizer:
         out, out_off = join_segments(ids, id_off, added, doc_first)
         return out, out_off, replaced
 
-    def encode_arrays(self, batch, *, recognize_special=False, threads=1):
-        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of a
-        :class:`~corpustok.Utf8Batch` (invalid bytes become U+FFFD, counted in ``replaced``
-        with the lone surrogates of ``str`` input). ``threads``: parts of the batch in that
-        many threads (same ids)."""
-        check_threads(threads)
-        data = read_only(np.ascontiguousarray(batch.data, np.uint8))
-        well_formed = bool(batch.well_formed)
-
-        def part(offs):
-            return self._encode_part(data, offs, well_formed)
-
-        ids, offsets, replaced = self._pools.run(part, batch.offsets, threads)
-        if batch.replaced is not None:
-            replaced = replaced + batch.replaced
-        return ids, offsets, replaced
-
-    def encode_batch(self, texts, *, recognize_special=False, threads=1):
-        """int32 ids of each text (a list of ``str``/None or an Arrow string array) as a
-        ``pyarrow.ListArray``; null texts give null lists."""
-        batch = utf8_batch(texts)
-        ids, offsets, _ = self.encode_arrays(batch, threads=threads)
-        return list_array(offsets, ids, batch.valid)
-
-    # ---- decoding ---------------------------------------------------------------------------
-    def _ids(self, ids):
-        arr = id_array(ids)
-        bad = (arr < 0) | (arr >= self.vocab_size)
-        if bad.any():
-            raise ValueError(f"id {int(arr[bad][0])} is outside the vocabulary "
-                             f"(0..{self.vocab_size - 1})")
-        return arr.tolist()
-
     def _decode(self, ids, skip_special_tokens):
-        tokens = [self.id_to_token(i) for i in ids]
-        tokens = [t for t in tokens if t is not None and
-                  not (skip_special_tokens and t in self._special)]
+        tokens = self._tokens_of(ids, skip_special_tokens)
         if self._decode_prepend is None:
             return " ".join(tokens)
         out = []
@@ -314,36 +217,6 @@ class HfUnigramTokenizer:
             else:
                 out.append(t.replace(SPACE, " "))
         return "".join(out)
-
-    def decode(self, ids, *, skip_special_tokens=True):
-        """Text of ids, as HF's ``decode(ids)``: special added tokens skipped (unless
-        ``skip_special_tokens=False``), then the Metaspace decoder (U+2581 is a space, none
-        in the first token). An id outside the vocabulary is a ValueError (HF drops it)."""
-        return self._decode(self._ids(ids), skip_special_tokens)
-
-    def decode_batch(self, lists, *, skip_special_tokens=True):
-        """Texts of an Arrow list array of ids (or a list of id lists); null lists give None."""
-        ids, offsets, valid = id_lists(lists)
-        ids = self._ids(ids)
-        return [None if valid is not None and not valid[j] else
-                self._decode(ids[offsets[j]:offsets[j + 1]], skip_special_tokens)
-                for j in range(len(offsets) - 1)]
-
-    # ---- files ------------------------------------------------------------------------------
-    def to_dict(self):
-        """The tokenizer.json document itself (``corpustok.load`` reads it back)."""
-        return copy.deepcopy(self._doc)
-
-    def save(self, path):
-        """Write the tokenizer.json document (loads back with ``corpustok.load``)."""
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self._doc, f, ensure_ascii=False)
-
-    def __getstate__(self):
-        return {"doc": self._doc}
-
-    def __setstate__(self, d):
-        self.__init__(d["doc"])
 
     def __repr__(self):
         return (f"HfUnigramTokenizer(vocab_size={self.vocab_size}, "

@@ -25,6 +25,7 @@ import base64
 
 import regex
 
+from corpustok.formats.hf_unigram import hf_score, normalizer_steps, pre_tokenizer, prepend_scheme
 from corpustok.sentencepiece.model_file import split_charsmap
 
 __all__ = ["Reference", "WHITE_SPACE"]
@@ -65,8 +66,6 @@ class Reference:
     :func:`corpustok.formats.hf_unigram.unigram_problem`)."""
 
     def __init__(self, doc):
-        from corpustok.formats.hf_unigram import (hf_score, normalizer_steps, pre_tokenizer,
-                                                   prepend_scheme)
         model = doc["model"]
         self.vocab = [(t, hf_score(s)) for t, s in model["vocab"]]  # as HF reads them
         self.index = {t: i for i, (t, _) in enumerate(self.vocab)}  # the last id wins, as HF

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from corpustok.arrow import replace_surrogates
 from tests.conftest import SHARED_DATA, vendor_module
 
 SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
@@ -74,3 +75,26 @@ def job_ids(tmp_path, model, texts, eos="</s>"):
     rows = [r for f in sorted((out / "data").glob("*.parquet"))
             for r in pq.read_table(f).to_pylist()]
     return [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
+
+
+# ---- HF tokenizers as the oracle of a tokenizer.json (test_sentencepiece_hf_json.py,
+# test_sentencepiece_hf_unigram.py and the proofs that use their pairs)
+def hf_oracle_text(text):
+    """HF refuses lone surrogates, which corpustok reads as U+FFFD."""
+    return replace_surrogates(text)[0].decode("utf-8")
+
+
+def hf_ids(theirs, texts):
+    """HF's ``encode(text, add_special_tokens=False).ids`` of each text."""
+    return [e.ids for e in theirs.encode_batch([hf_oracle_text(t) for t in texts],
+                                               add_special_tokens=False)]
+
+
+def hf_first_difference(ours, theirs, texts, threads=1):
+    """The first text whose ids differ from HF's, with both id lists; else None. One kernel
+    call."""
+    got = ours.encode_batch(texts, threads=threads).to_pylist()
+    for text, a, b in zip(texts, got, hf_ids(theirs, texts)):
+        if a != b:
+            return text, a, b
+    return None

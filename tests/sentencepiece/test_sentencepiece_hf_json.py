@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
-from corpustok.arrow import replace_surrogates
 from corpustok.sentencepiece.hf_json import HfSentencePieceTokenizer
 from tests.conftest import EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, \
     special_texts, udhr_sample_texts
 from tests.sentencepiece.test_sentencepiece_bpe import ALPHABET, EDGES, corpus_b_documents
+from tests.sentencepiece.conftest import hf_first_difference as first_difference, hf_ids
 
 SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
 FILES = ["mistral-7b-v0.1/tokenizer.json", "gemma-1-2/gemma2.tokenizer.json",
@@ -46,25 +46,6 @@ def pair(rel):
     ours = corpustok.load(path)
     assert isinstance(ours, HfSentencePieceTokenizer)
     return ours, Tokenizer.from_file(str(path))
-
-
-def oracle_text(text):
-    """HF refuses lone surrogates, which corpustok reads as U+FFFD."""
-    return replace_surrogates(text)[0].decode("utf-8")
-
-
-def hf_ids(theirs, texts):
-    return [e.ids for e in theirs.encode_batch([oracle_text(t) for t in texts],
-                                               add_special_tokens=False)]
-
-
-def first_difference(ours, theirs, texts, threads=1):
-    """The first text whose ids differ, with both id lists; else None. One kernel call."""
-    got = ours.encode_batch(texts, threads=threads).to_pylist()
-    for text, a, b in zip(texts, got, hf_ids(theirs, texts)):
-        if a != b:
-            return text, a, b
-    return None
 
 
 def first_decode_difference(ours, theirs, id_lists, skip_special_tokens=True):

@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
-from corpustok.arrow import replace_surrogates
 from corpustok.formats.hf_unigram import hf_score
 from corpustok.sentencepiece.hf_unigram import HfUnigramTokenizer
 from corpustok.sentencepiece.hf_unigram_reference import Reference
 from tests.conftest import EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, \
     udhr_sample_texts
-from tests.sentencepiece.conftest import job_ids, model_path
 from tests.sentencepiece.test_sentencepiece_bpe import ALPHABET, EDGES, corpus_b_documents
+from tests.sentencepiece.conftest import hf_first_difference as first_difference, hf_ids, \
+    hf_oracle_text as oracle_text, job_ids, model_path
 
 SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
 FILES = ["shared:t5/tokenizer.json", "legacy:t5/spiece.model", "first:t5/spiece.model",
@@ -85,24 +85,6 @@ def pair(name):
     """(ours, HF's) for a FILES name."""
     doc = doc_of(name)
     return HfUnigramTokenizer(doc, name), Tokenizer.from_str(json.dumps(doc))
-
-
-def oracle_text(text):
-    """HF refuses lone surrogates, which corpustok reads as U+FFFD."""
-    return replace_surrogates(text)[0].decode("utf-8")
-
-
-def hf_ids(theirs, texts):
-    return [e.ids for e in theirs.encode_batch([oracle_text(t) for t in texts],
-                                               add_special_tokens=False)]
-
-
-def first_difference(ours, theirs, texts, threads=1):
-    got = ours.encode_batch(texts, threads=threads).to_pylist()
-    for text, a, b in zip(texts, got, hf_ids(theirs, texts)):
-        if a != b:
-            return text, a, b
-    return None
 
 
 def added_texts(ours):
