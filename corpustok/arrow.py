@@ -204,6 +204,16 @@ def id_lists(lists, dtype=np.int64):
     return ids, offsets - offsets[0], valid
 
 
+def freeze_arrays(fields):
+    """Every numpy array among ``fields`` (a kernel's named tuple of tables, or any sequence)
+    made read-only in place, so that the kernels have one signature whoever built the tables;
+    returns ``fields``."""
+    for a in fields:
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)
+    return fields
+
+
 def read_only(a):
     """``a`` as a read-only array (a view when it is writable): the kernels then have one
     signature whether the array came from Arrow (read-only) or from Python (writable); each

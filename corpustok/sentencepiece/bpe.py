@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import read_only
+from corpustok.arrow import freeze_arrays, read_only
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BEFORE_SPACE,
                                                  CUT_HERE, CUT_WORDS, DUMMY_PREFIX, ESCAPE, GRID,
@@ -212,14 +212,7 @@ def build_tables(model):
                         settings=settings)
     kernel_normalizes = model.charsmap_trie is None and not (
         spec["remove_extra_whitespaces"] and any(b" " in raw for raw, _ in user))
-    return _read_only(tables), kernel_normalizes
-
-
-def _read_only(tables):
-    """Every array of ``tables`` read-only: one kernel signature whoever built them."""
-    for a in tables:
-        a.setflags(write=False)
-    return tables
+    return freeze_arrays(tables), kernel_normalizes
 
 
 class SentencePieceBpe:

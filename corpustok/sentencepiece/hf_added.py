@@ -9,7 +9,8 @@ import json
 
 import numpy as np
 
-from corpustok.arrow import id_array, id_lists, list_array, read_only, utf8_batch
+from corpustok.arrow import freeze_arrays, id_array, id_lists, list_array, read_only, \
+    utf8_batch
 from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import _user_trie
@@ -34,11 +35,7 @@ class HfJsonTokenizer:
             if t.get("special"):
                 self._special.add(t["content"])
         raw = [(c.encode(), i) for c, i in self._added.items() if c]
-        self._added_trie = None
-        if raw:
-            self._added_trie = tuple(_user_trie(raw))
-            for a in self._added_trie:  # read-only: one kernel signature
-                a.setflags(write=False)
+        self._added_trie = freeze_arrays(tuple(_user_trie(raw))) if raw else None
         self._id_token = {i: c for c, i in self._added.items()}
         self._vocab_size = max([len(tokens)] + [i + 1 for i in self._added.values()])
         self._index = {t: i for i, t in enumerate(tokens) if t is not None}

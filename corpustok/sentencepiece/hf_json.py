@@ -33,13 +33,13 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import read_only
+from corpustok.arrow import freeze_arrays, read_only
 from corpustok.formats.hf_spbpe import is_spbpe_doc, metaspace, prepends, spbpe_problem
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY_PREFIX, ESCAPE,
                                                  ID_BITS, N_PIECES, SETTINGS, UNK, SpBpeModel,
                                                  fill_pairs)
-from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid, _read_only,
+from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid,
                                          _user_trie, cut_table)
 from corpustok.sentencepiece.hf_added import HfJsonTokenizer
 
@@ -120,7 +120,7 @@ class _Tables:
         settings[ESCAPE] = 1
         settings[CUT_WORDS] = 1  # where merges cannot join two characters (cut_table)
         settings[N_PIECES] = n
-        self.kernel = _read_only(SpBpeModel(
+        self.kernel = freeze_arrays(SpBpeModel(
             char_sym=char_sym, pairs=pairs, merge_value=merge_value, grid_of=grid_of,
             grid=grid, out_id=np.arange(n, dtype=np.int32),
             sym_len=np.array([len(t.encode()) if t is not None else 0 for t in tokens],

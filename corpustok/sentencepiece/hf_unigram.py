@@ -19,7 +19,7 @@ from importlib import resources
 
 import numpy as np
 
-from corpustok.arrow import read_only
+from corpustok.arrow import freeze_arrays, read_only
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
@@ -53,17 +53,10 @@ def grapheme_props():
     return _PROPS
 
 
-def _read_only(t):
-    for a in t:
-        if isinstance(a, np.ndarray):
-            a.flags.writeable = False
-    return t
-
-
 def _identity_state():
     """A normalizer that only replaces invalid bytes (one U+FFFD each) and counts them."""
     da, val = build_trie([])
-    return _read_only(NormalizerState(
+    return freeze_arrays(NormalizerState(
         charsmap=np.zeros(1, np.uint32), strings=np.zeros(1, np.uint8), user_da=da,
         user_val=val, has_charsmap=np.int64(0), has_user=np.int64(0),
         dummy_prefix=np.int64(0), collapse=np.int64(0), escape=np.int64(0),
@@ -101,7 +94,7 @@ def norm_state(steps, where):
         content.append(con)
         pattern_off.append(pattern_off[-1] + len(pat))
         content_off.append(content_off[-1] + len(con))
-    return _read_only(HfNormState(
+    return freeze_arrays(HfNormState(
         kinds=np.array(kinds, np.int64), args=np.array(args, np.int64).reshape(-1, 2),
         pattern=np.frombuffer(b"".join(pattern) + b"\x00", np.uint8).copy(),
         pattern_off=np.array(pattern_off, np.int64),
@@ -130,7 +123,7 @@ def unigram_model(doc):
     settings[PREPEND] = {"never": NEVER, "always": ALWAYS, "first": FIRST}[prepend_scheme(meta)]
     settings[SPLIT] = bool(meta.get("split", True))
     byte_ids = np.array([index.get(f"<0x{b:02X}>", -1) for b in range(256)], np.int32)
-    return _read_only(HfUnigramModel(
+    return freeze_arrays(HfUnigramModel(
         nodes=da, node_id=node_id, scores=scores, byte_ids=byte_ids, settings=settings,
         unk_score=np.array([scores.min() - 10.0], np.float64))), tokens
 

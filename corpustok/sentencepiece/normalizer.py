@@ -5,17 +5,12 @@ runs the batch kernel (the readable reference is
 :func:`corpustok.sentencepiece.reference.normalize`)."""
 import numpy as np
 
+from corpustok.arrow import freeze_arrays
 from corpustok.kernels.sentencepiece.normalize import NormalizerState, normalize_batch
 from corpustok.kernels.sentencepiece.trie import build_trie
 from corpustok.sentencepiece.model_file import USER_DEFINED
 
 __all__ = ["normalizer_state", "normalize"]
-
-
-def _read_only(*arrays):
-    for a in arrays:
-        a.flags.writeable = False
-    return arrays
 
 
 def normalizer_state(model):
@@ -31,7 +26,7 @@ def normalizer_state(model):
     else:
         charsmap, strings = np.zeros(1, np.uint32), np.zeros(1, np.uint8)
     ascii_plain = _ascii_plain(model)
-    _read_only(charsmap, strings, user_da, user_val, ascii_plain)
+    freeze_arrays((charsmap, strings, user_da, user_val, ascii_plain))
     return NormalizerState(
         charsmap=charsmap, strings=strings, user_da=user_da, user_val=user_val,
         has_charsmap=np.int64(model.charsmap_trie is not None), has_user=np.int64(bool(user)),
