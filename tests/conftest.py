@@ -150,14 +150,14 @@ def gpt2_file(tmp_path_factory):
 def gpt2():
     """GPT-2's HF files (tests/data/gpt2) as a BytePairTokenizer (tests/bpe and their slow
     sweep in tests/parity)."""
-    from corpustok import BytePairTokenizer
+    from corpustok import BytePairTokenizer  # here: the root conftest loads no kernel module
     return BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
 
 
 @pytest.fixture(scope="module")
 def hf_gpt2():
     """HF's ``ByteLevelBPETokenizer`` of the same files: one of GPT-2's two oracles."""
-    from tokenizers import ByteLevelBPETokenizer
+    from tokenizers import ByteLevelBPETokenizer  # here: the root conftest stays light
     return ByteLevelBPETokenizer(str(GPT2 / "vocab.json"), str(GPT2 / "merges.txt"),
                                  add_prefix_space=False)
 
@@ -167,7 +167,7 @@ def tiktoken_gpt2():
     """tiktoken's own ``gpt2`` encoding, its files read from tests/data/gpt2 (OpenAI's
     encoder.json and vocab.bpe, whose sha256 tiktoken checks) instead of downloaded: GPT-2's
     other oracle."""
-    import tiktoken
+    import tiktoken  # here: the root conftest stays light, as its other fixtures
     return tiktoken.Encoding(**tiktoken_encoding_spec(
         "gpt2", {"encoder.json": GPT2 / "vocab.json", "vocab.bpe": GPT2 / "merges.txt"}))
 

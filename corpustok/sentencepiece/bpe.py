@@ -19,7 +19,6 @@ Two checks decide how the kernel runs (see the kernel's docstring):
   before the kernel (every BPE file we know is ``identity``; a charsmap kernel would replace
   this).
 """
-import re
 import threading
 
 import numpy as np
@@ -35,19 +34,10 @@ from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
     USER_DEFINED
 
-__all__ = ["SentencePieceBpe", "crosses_space"]
+__all__ = ["SentencePieceBpe", "cut_table"]
 
 MAX_DOCUMENT = 1 << 29  # normalized bytes a document may have (the heap packs positions)
 CACHE_SLOTS = 1 << 15  # general slots of a thread's word cache (33 MB, as BytePairTokenizer)
-
-
-CROSSING = re.compile(f"[^{SPACE}\n]{SPACE}")
-
-
-def crosses_space(piece):
-    """Whether ``piece`` holds U+2581 right after another character (a merge that crosses a
-    word cut could make it)."""
-    return CROSSING.search(piece.replace("\n", " ")) is not None
 
 
 def cut_table(pieces):

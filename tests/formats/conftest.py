@@ -6,6 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 import tiktoken
+from tokenizers import Regex, normalizers
 
 from corpustok.pretokenize.pattern import PROPERTY_BITS, unicode_props
 
@@ -34,7 +35,6 @@ def matched_code_points(oracle, pattern, text):
                                 mergeable_ranks={bytes([b]): b for b in range(256)})
         return np.frombuffer(bytes(enc.encode_ordinary(text)).decode().encode("utf-32-le"),
                              np.uint32)
-    from tokenizers import Regex, normalizers
     kept = normalizers.Replace(Regex(pattern), "").normalize_str(text)
     matched = np.zeros(0x110000, bool)
     matched[codes] = True
@@ -73,7 +73,6 @@ def hf_nfc_differences():
     """The code points HF's NFC normalizer (an older Unicode) treats differently from
     ``unicodedata``'s: a canonical decomposition it does not recompose, or a combining class
     it does not reorder by (after U+0345, ccc 240, and before U+0316, ccc 220)."""
-    from tokenizers import normalizers
 
     def hf(texts):  # one call; U+0020 neither composes nor reorders
         return normalizers.NFC().normalize_str(" ".join(texts)).split(" ")

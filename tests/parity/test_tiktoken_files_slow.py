@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import pytest
 import tiktoken
+from tokenizers import normalizers
 
 import corpustok
 from tests.conftest import (hf_pattern, hf_tokenizer_from_ranks, MODERN_VOCABS, NAMED_AS,
@@ -97,7 +98,6 @@ def test_whole_corpus_equals_tiktoken(shared_data, modern_vocab, name):
 def test_whole_corpus_equals_hf(shared_data, modern_vocab, tmp_path, name):
     """HF's tokenizer of the vendor's file (conftest.hf_tokenizer_from_ranks), written as a
     tokenizer.json that corpustok reads."""
-    from tokenizers import normalizers
 
     ranks, _, nfc, _ = source(name, modern_vocab(name))
     hf = hf_tokenizer_from_ranks(ranks, hf_pattern(NAMED_AS[name][0]), nfc=nfc)

@@ -8,9 +8,11 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from corpustok.arrow import replace_surrogates
+from corpustok.pipeline.cli import main
 from tests.conftest import SHARED_DATA, vendor_module
 
 SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
@@ -64,8 +66,6 @@ def model_path(name):
 def job_ids(tmp_path, model, texts, eos="</s>"):
     """The ids ``corpustok tokenize --tokenizer MODEL --eos EOS`` writes for ``texts`` (one
     JSONL document each), in the documents' order."""
-    import pyarrow.parquet as pq
-    from corpustok.pipeline.cli import main
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n"
                            for k, t in enumerate(texts)), encoding="utf-8")

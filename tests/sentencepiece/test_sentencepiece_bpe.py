@@ -33,7 +33,7 @@ from corpustok.arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece import reference as ref
 from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
-from corpustok.sentencepiece.bpe import SentencePieceBpe, crosses_space
+from corpustok.sentencepiece.bpe import SentencePieceBpe
 
 FILES = [f"shared:{f}" for f in SHARED_FILES[:4]] + [f"mistral-common:{f}" for f in PACKAGED]
 
@@ -155,13 +155,17 @@ def test_llama_cpp_vectors():
 
 @pytest.mark.parametrize("name", FILES)
 def test_real_files_cut_words(name):
-    """No BPE file we know has a piece with U+2581 after another character (``▁▁▁▁`` is
-    U+2581 after U+2581), so all take the word cache; and none needs the Python normalizer."""
+    """Every BPE file we know takes the word cache (no UNUSED piece) and the kernel's own
+    normalizer; its cut table may cut before ``▁`` after a letter (no piece holds ``x▁``)
+    and, after a ``▁`` (``▁▁▁▁`` pieces), only where the kernel sees the character before is
+    no ``▁`` (CUT_BEFORE_SPACE), never between the two."""
     ours, _ = pair(name)
     assert ours._kernel.cut_words and ours._kernel.kernel_normalizes
-    pieces = ours.model.pieces
-    assert not any(crosses_space(p) for p in pieces)
-    assert any(p.startswith("\u2581\u2581") for p in pieces)
+    assert any(p.startswith("\u2581\u2581") for p in ours.model.pieces)
+    cut = ours._kernel.tables.cut.reshape(256, 256)
+    space = "\u2581".encode()
+    assert cut[space[-1], space[0]] == CUT_BEFORE_SPACE
+    assert cut[ord("x"), space[0]] in (CUT_HERE, CUT_BEFORE_SPACE)
 
 
 def test_long_documents_without_spaces():

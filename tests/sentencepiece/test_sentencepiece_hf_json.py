@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
+from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
 from corpustok.sentencepiece.hf_json import HfSentencePieceTokenizer
 from tests.conftest import EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, \
     special_texts, udhr_sample_texts
@@ -72,7 +73,6 @@ def added_texts(ours):
 def test_gemma3_words_are_cut_where_no_merge_joins():
     """Gemma 3's merges make ``>▁</`` (U+2581 after ``>``): its words are cut as the others',
     except before U+2581 after ``>``; the texts around it give HF's ids."""
-    from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
     ours, theirs = pair("gemma-3/tokenizer.json")
     assert ours._kernel.cut_words
     cut = ours._kernel.tables.cut

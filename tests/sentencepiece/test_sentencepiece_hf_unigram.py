@@ -13,19 +13,24 @@ documents, edge strings, emoji, hypothesis texts (whitespace runs, leading/trail
 tabs, newlines, emoji, unassigned code points, NFKC-sensitive characters, combining marks,
 literal control-token text); the kernels also against the Python reference.
 """
+import importlib
 import json
 import pickle
+import types
 from functools import lru_cache
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
+from corpustok.arrow import utf8_batch
 from corpustok.formats.hf_unigram import hf_score
 from corpustok.sentencepiece.hf_unigram import HfUnigramTokenizer
 from corpustok.sentencepiece.hf_unigram_reference import Reference
+from corpustok.sentencepiece.model_file import parse_model
 from tests.conftest import EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, \
     udhr_sample_texts
 from tests.sentencepiece.test_sentencepiece_bpe import ALPHABET, EDGES, corpus_b_documents
@@ -48,11 +53,8 @@ def converted_doc(converter, path, **attrs):
     test extra pins, so the converter is handed the same fields read by corpustok's reader
     (pieces with their score and type, trainer and normalizer specs); ``attrs``: the slow
     tokenizer's settings the converter reads (``legacy``, ``_extra_ids``, ...)."""
-    import importlib
-    import types
     pytest.importorskip("transformers", reason="transformers (the test extra) writes "
                         "converted json")
-    from corpustok.sentencepiece.model_file import parse_model
     convert = importlib.import_module("transformers.convert_slow_tokenizer")
     m = parse_model(path.read_bytes(), str(path))
     ns = types.SimpleNamespace
@@ -173,8 +175,6 @@ def test_kernels_equal_the_reference(name, texts):
 
 def test_invalid_bytes_are_replacement_characters():
     """A binary column's invalid bytes: one U+FFFD each, counted."""
-    import pyarrow as pa
-    from corpustok.arrow import utf8_batch
     ours, _ = pair("shared:t5/tokenizer.json")
     arr = pa.array([b"ab\xffcd", b"\xe2\x96 x</s>\x80"], pa.binary())
     ids, offsets, replaced = ours.encode_arrays(utf8_batch(arr))
