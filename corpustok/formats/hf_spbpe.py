@@ -3,6 +3,8 @@ encodes exactly (:class:`corpustok.sentencepiece.hf_json.HfSentencePieceTokenize
 Python, so recognising a file imports no kernel."""
 import json
 
+from corpustok.formats.metaspace import metaspace_problem, prepend_scheme
+
 __all__ = ["is_spbpe_doc", "metaspace", "prepends", "spbpe_problem"]
 
 SPACE = "\u2581"
@@ -83,9 +85,7 @@ def metaspace(doc):
     pre = doc.get("pre_tokenizer")
     if not (isinstance(pre, dict) and pre.get("type") == "Metaspace"):
         return None
-    scheme = "never" if pre.get("add_prefix_space") is False else \
-        pre.get("prepend_scheme", "always")
-    return scheme, bool(pre.get("split", True))
+    return prepend_scheme(pre), bool(pre.get("split", True))
 
 
 def _metaspace_problem(doc, what):
@@ -94,11 +94,9 @@ def _metaspace_problem(doc, what):
     if doc.get("normalizer") is not None:
         return (f"{what} with a Metaspace pre-tokenizer after the normalizer "
                 f"{json.dumps(doc.get('normalizer'))[:80]}: not supported (runs: none)")
-    pre = doc["pre_tokenizer"]
-    if pre.get("replacement") != SPACE:
-        return f"{what} with a Metaspace replacement {pre.get('replacement')!r}: not supported"
-    if metaspace(doc)[0] not in ("first", "always", "never"):
-        return f"{what} with Metaspace prepend_scheme {pre.get('prepend_scheme')!r}: not supported"
+    problem = metaspace_problem(doc["pre_tokenizer"], "pre-tokenizer")
+    if problem:
+        return f"{what} with {problem}: not supported"
     return _decoder_and_added_problem(doc, what)
 
 

@@ -12,10 +12,11 @@ that are not normalized and neither lstrip, rstrip nor single_word.
 import json
 import math
 
+from corpustok.formats.metaspace import metaspace_problem, prepend_scheme
+
 __all__ = ["is_unigram_doc", "unigram_problem", "normalizer_steps", "pre_tokenizer",
            "prepend_scheme", "hf_score"]
 
-SPACE = "\u2581"
 WHAT = "an HF tokenizer.json with a Unigram model"
 SPACE_RUNS = " {2,}"  # the only regex Replace we run (T5's tokenizer.json)
 
@@ -73,24 +74,6 @@ def _step_problem(step):
     return f"the normalizer {kind!r} (runs: Precompiled, Strip, Replace)"
 
 
-def _metaspace_problem(meta, where):
-    if meta.get("replacement") != SPACE:
-        return f"a Metaspace {where} with replacement {meta.get('replacement')!r} (runs: '{SPACE}')"
-    scheme = meta.get("prepend_scheme", "always")
-    if meta.get("add_prefix_space") is False:
-        scheme = "never"
-    if scheme not in ("always", "first", "never"):
-        return f"a Metaspace {where} with prepend_scheme {scheme!r}"
-    return None
-
-
-def prepend_scheme(meta):
-    """HF's prepend scheme of a Metaspace step (``add_prefix_space: false`` is ``never``)."""
-    if meta.get("add_prefix_space") is False:
-        return "never"
-    return meta.get("prepend_scheme", "always")
-
-
 def unigram_problem(doc):
     """Why a Unigram ``tokenizer.json`` (parsed) is not one corpustok encodes exactly, in one
     line naming the piece; None when it is."""
@@ -118,7 +101,7 @@ def unigram_problem(doc):
     if pre is None:
         return (f"{WHAT} with the pre-tokenizer {json.dumps(doc.get('pre_tokenizer'))[:100]}: "
                 "not supported (runs: Metaspace, or WhitespaceSplit then Metaspace)")
-    problem = _metaspace_problem(pre[1], "pre-tokenizer")
+    problem = metaspace_problem(pre[1], "pre-tokenizer")
     if problem:
         return f"{WHAT} with {problem}: not supported"
     if prepend_scheme(pre[1]) == "first" and steps and pre[0]:
@@ -126,7 +109,7 @@ def unigram_problem(doc):
                 "normalizer (offsets into the original text decide it): not supported")
     dec = doc.get("decoder")
     if dec is not None and not (isinstance(dec, dict) and dec.get("type") == "Metaspace" and
-                                _metaspace_problem(dec, "decoder") is None):
+                                metaspace_problem(dec, "decoder") is None):
         return f"{WHAT} with the decoder {json.dumps(dec)[:100]}: not supported (runs: Metaspace)"
     for t in doc.get("added_tokens") or []:
         if not isinstance(t, dict) or not isinstance(t.get("content"), str) or \

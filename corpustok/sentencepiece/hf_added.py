@@ -16,6 +16,25 @@ from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import _user_trie
 
 
+def join_segments(ids, seg_off, added, doc_first):
+    """``(ids int32, offsets int64 [n+1])`` of documents from the ids of their text segments
+    (``ids``, ``seg_off`` over the segments with ``added[s] < 0``, in order) and the added
+    tokens' ids (``added[s] >= 0``); ``doc_first``: each document's first segment."""
+    n_seg = len(added)
+    counts = np.zeros(n_seg, np.int64)
+    is_added = added >= 0
+    counts[~is_added] = np.diff(seg_off)
+    counts[is_added] = 1
+    out_off = np.zeros(n_seg + 1, np.int64)
+    np.cumsum(counts, out=out_off[1:])
+    out = np.empty(out_off[-1], np.int32)
+    at_added = np.zeros(len(out), bool)
+    at_added[out_off[:-1][is_added]] = True
+    out[at_added] = added[is_added]
+    out[~at_added] = ids
+    return out, out_off[doc_first]
+
+
 class HfJsonTokenizer:
     """The base of a tokenizer.json class. A subclass's ``__init__`` checks the document,
     builds its model, then calls :meth:`_read_added` with its token strings (None at unused

@@ -41,7 +41,7 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY
                                                  fill_pairs)
 from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid,
                                          _user_trie, cut_table)
-from corpustok.sentencepiece.hf_added import HfJsonTokenizer
+from corpustok.sentencepiece.hf_added import HfJsonTokenizer, join_segments
 
 __all__ = ["HfSentencePieceTokenizer"]
 
@@ -183,21 +183,15 @@ class HfSentencePieceTokenizer(HfJsonTokenizer):
             data, cuts, added, doc_first = _metaspace_segments(data, cuts, added, doc_first,
                                                                *self._meta)
         ids, seg_off, seg_replaced = self._kernel.encode_arrays(data, cuts)
-        counts = np.diff(seg_off)
-        is_added = added >= 0
-        keep = np.repeat(~is_added, counts)
-        counts[is_added] = 1
-        out_off = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(counts, out=out_off[1:])
-        out = np.empty(out_off[-1], np.int32)
-        at_added = np.zeros(len(out), bool)
-        at_added[out_off[:-1][is_added]] = True
-        out[at_added] = added[is_added]
-        out[~at_added] = ids[keep]
+        counts = np.diff(seg_off)[added < 0]  # the text segments' (the added tokens' dropped)
+        text_off = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=text_off[1:])
+        out, out_off = join_segments(ids[np.repeat(added < 0, np.diff(seg_off))], text_off,
+                                     added, doc_first)
         replaced = np.add.reduceat(seg_replaced, doc_first[:-1]) if len(seg_replaced) else \
             np.zeros(len(doc_first) - 1, np.int64)
         replaced[doc_first[:-1] == doc_first[1:]] = 0  # a document of no segment
-        return out, out_off[doc_first], replaced
+        return out, out_off, replaced
 
     def _decode(self, ids, skip_special_tokens):
         tokens = self._tokens_of(ids, skip_special_tokens)

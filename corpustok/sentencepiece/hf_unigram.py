@@ -32,10 +32,10 @@ from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, F
                                                         hf_unigram_batch)
 from corpustok.kernels.sentencepiece.normalize import NormalizerState, normalize_batch
 from corpustok.kernels.sentencepiece.trie import build, build_trie
-from corpustok.sentencepiece.hf_added import HfJsonTokenizer
+from corpustok.sentencepiece.hf_added import HfJsonTokenizer, join_segments
 from corpustok.sentencepiece.model_file import split_charsmap
 
-__all__ = ["HfUnigramTokenizer", "join_segments"]
+__all__ = ["HfUnigramTokenizer"]
 
 SPACE = "\u2581"
 _PROPS = None
@@ -126,25 +126,6 @@ def unigram_model(doc):
     return freeze_arrays(HfUnigramModel(
         nodes=da, node_id=node_id, scores=scores, byte_ids=byte_ids, settings=settings,
         unk_score=np.array([scores.min() - 10.0], np.float64))), tokens
-
-
-def join_segments(ids, seg_off, added, doc_first):
-    """``(ids int32, offsets int64 [n+1])`` of documents from the ids of their text segments
-    (``ids``, ``seg_off`` over the segments with ``added[s] < 0``, in order) and the added
-    tokens' ids (``added[s] >= 0``); ``doc_first``: each document's first segment."""
-    n_seg = len(added)
-    counts = np.zeros(n_seg, np.int64)
-    is_added = added >= 0
-    counts[~is_added] = np.diff(seg_off)
-    counts[is_added] = 1
-    out_off = np.zeros(n_seg + 1, np.int64)
-    np.cumsum(counts, out=out_off[1:])
-    out = np.empty(out_off[-1], np.int32)
-    at_added = np.zeros(len(out), bool)
-    at_added[out_off[:-1][is_added]] = True
-    out[at_added] = added[is_added]
-    out[~at_added] = ids
-    return out, out_off[doc_first]
 
 
 class HfUnigramTokenizer(HfJsonTokenizer):
