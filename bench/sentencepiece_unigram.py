@@ -127,7 +127,7 @@ def encoder(engine, name, json_dir):
 def _corpustok_run(tok):
     """``run(texts)`` of a corpustok tokenizer: ``encode_arrays`` on one thread over Arrow
     batches of BATCH_DOCS documents."""
-    from corpustok.arrow import utf8_batch
+    from corpustok.arrow import utf8_batch  # here: a worker imports its own engine only
 
     def run(texts):
         ids, lens = [], []
