@@ -76,7 +76,8 @@ def report(rows, nbytes, ref):
 
 
 CORPORA = {"mix": None,  # every shared corpus file
-           "multilingual": ("udhr.txt.xz", "gflanguages_samples.txt.xz")}  # 500+ languages
+           "multilingual": ("udhr.txt.xz", "gflanguages_samples.txt.xz"),  # 500+ languages
+           "documents": "corpus-b"}  # corpus-b's rows, whole documents (Parquet)
 CORPUS = ["mix"]  # --corpus
 
 
@@ -87,6 +88,8 @@ def corpus_sample(mb, skip_mb=0):
     ``skip_mb=0``)."""
     import lzma
     names = CORPORA[CORPUS[0]]
+    if names == "corpus-b":
+        return _documents(mb, skip_mb)
     files = sorted(p for p in SHARED_CORPUS.glob("*.txt.xz") if names is None or p.name in names)
     if not files:
         sys.exit(f"benchmark corpus not found: {SHARED_CORPUS}/*.txt.xz")
@@ -101,6 +104,25 @@ def corpus_sample(mb, skip_mb=0):
                     lines.append(line)
                 size += len(line.encode("utf-8"))
     return lines
+
+
+def _documents(mb, skip_mb):
+    """Whole documents of ``../shared/data/corpus-b`` (in file order): those starting after
+    ``skip_mb`` MB, up to ``mb`` MB."""
+    import pyarrow.parquet as pq
+    files = sorted((SHARED_CORPUS.parent / "corpus-b").glob("part-*.parquet"))
+    if not files:
+        sys.exit(f"benchmark corpus not found: {SHARED_CORPUS.parent / 'corpus-b'}")
+    docs, size = [], 0
+    for path in files:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=1024, columns=["text"]):
+            for text in batch.column(0).to_pylist():
+                if size >= (mb + skip_mb) * 1e6:
+                    return docs
+                if size >= skip_mb * 1e6:
+                    docs.append(text)
+                size += len(text.encode("utf-8"))
+    return docs
 
 
 def differ(a, b):

@@ -27,6 +27,7 @@ from corpustok.pipeline.output.verify import check_export, check_folder, verify_
 from corpustok.pipeline.read.inputs import STDIN, expand_inputs, parse_input
 from corpustok.pipeline.read.spec import DEFAULT_SHARD_BYTES
 from corpustok.pipeline.report import job as report_job
+from corpustok.pipeline.runtime.startup import started
 from corpustok.pipeline.runtime.workers import available_cores, default_workers
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED, EXIT_NOT_WRITABLE = 0, 1, 2, 3, 4
@@ -38,6 +39,12 @@ def _tokenizer_spec(args):
             os.path.isdir(args.tokenizer):
         return TokenizerFiles(args.tokenizer, args.merges, args.pretokenizer, args.lowercase)
     return args.tokenizer
+
+
+def _tokenizer_loaded(args, tok):
+    """A tokenize job has loaded its tokenizer (after Beam's import): its start-up is over."""
+    started()
+    _say_casing("tokenize", args, tok)
 
 
 def _say_casing(command, args, tok):
@@ -94,7 +101,7 @@ def cmd_tokenize(args, beam_args=()):
                           workers=workers, local_mode=args.local_mode,
                           progress=not args.no_progress, mode=args.mode,
                           worker_log=log, on_remove=_say_removed,
-                          on_tokenizer=lambda tok: _say_casing("tokenize", args, tok),
+                          on_tokenizer=lambda tok: _tokenizer_loaded(args, tok),
                           max_reject_fraction=args.max_reject_fraction,
                           stdin_format=args.stdin_format, id_type=args.id_type,
                           keep_columns=args.keep_columns)

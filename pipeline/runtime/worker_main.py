@@ -8,12 +8,18 @@ signal is set here, in the worker itself: set by the launcher, it would need a `
 which makes ``subprocess`` fork instead of vfork, and a fork of the driver while its gRPC
 threads run crashed some workers at start (a job that then never ended).
 """
+import gc
 import os
 import runpy
 import signal
 import sys
 
 BEAM_WORKER = "apache_beam.runners.worker.sdk_worker_main"
+# The collector's thresholds in a worker: a young collection every 50,000 allocations, not
+# every 700. A worker's start-up (Beam, Numba, the tokenizer) makes hundreds of thousands of
+# long-lived objects, and each collection while they appear walks them again (the driver
+# pauses it for its start-up instead: runtime.startup, which a worker has no end of).
+WORKER_GC_THRESHOLDS = (50_000, 20, 100)
 WORKER_MARK = "CORPUSTOK_DRIVER_PID"  # environment: the pid of the driver that started us
 
 
@@ -31,5 +37,6 @@ def die_with_parent():
 
 if __name__ == "__main__":
     die_with_parent()
+    gc.set_threshold(*WORKER_GC_THRESHOLDS)
     sys.argv[0] = BEAM_WORKER
     runpy.run_module(BEAM_WORKER, run_name="__main__", alter_sys=True)

@@ -1,0 +1,34 @@
+"""The start-up of a ``corpustok`` process as Python's cyclic garbage collector sees it."""
+import gc
+from contextlib import contextmanager
+
+_PAUSED = []  # [True] while start_up_collector has the collector paused
+
+
+@contextmanager
+def start_up_collector():
+    """Pause the cyclic garbage collector until :func:`started` (or the end of the block).
+
+    Start-up imports Beam, pandas, Numba's registries and loads the tokenizer: hundreds of
+    thousands of objects that live as long as the process, and each automatic collection
+    while they are created walks all of them again (0.4 of a tokenize job's 2.7 CPU-seconds
+    of start-up, measured 2026-12-06). Nothing of that makes cycles worth collecting."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    _PAUSED[:] = [True]
+    try:
+        yield
+    finally:
+        started()
+
+
+def started():
+    """The start-up is over: what it made is frozen (never walked again by a collection) and
+    the collector runs as usual from here. Does nothing unless :func:`start_up_collector`
+    paused it."""
+    if _PAUSED:
+        _PAUSED.clear()
+        gc.freeze()
+        gc.enable()

@@ -1,0 +1,61 @@
+"""The collector pause of a ``corpustok`` process's start-up (pipeline/runtime/startup.py)."""
+import gc
+import subprocess
+import sys
+
+from corpustok.pipeline.runtime.startup import start_up_collector, started
+from tests.conftest import GPT2
+
+
+def test_paused_until_started_then_frozen_and_running():
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with start_up_collector():
+            assert not gc.isenabled()
+            started()
+            assert gc.isenabled()
+            assert gc.get_freeze_count() >= frozen
+            gc.disable()  # a caller's own choice after start-up is left alone
+            started()
+            assert not gc.isenabled()
+            gc.enable()
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+
+
+def test_a_collector_the_caller_disabled_stays_disabled():
+    gc.disable()
+    try:
+        with start_up_collector():
+            started()
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_console_script_ends_start_up(tmp_path):
+    """Through the console script's function: a tokenize job re-enables the collector once its
+    tokenizer is loaded; the job's result is the same."""
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "hello world"}\n', encoding="utf-8")
+    code = (
+        "import gc, sys\n"
+        "from corpustok.pipeline.cli import commands\n"
+        "from corpustok.pipeline.cli.entry import run\n"
+        "seen = []\n"
+        "orig = commands._tokenizer_loaded\n"
+        "def hook(args, tok):\n"
+        "    seen.append(gc.isenabled())\n"
+        "    orig(args, tok)\n"
+        "    seen.append(gc.isenabled())\n"
+        "commands._tokenizer_loaded = hook\n"
+        f"sys.argv = ['corpustok', 'tokenize', {str(src)!r}, '--tokenizer', {str(GPT2)!r}, "
+        f"'--out', {str(tmp_path / 'out')!r}, '--no-progress', '--workers', '1']\n"
+        "rc = run()\n"
+        "print(seen, rc, gc.isenabled())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[False, True] 0 True"
