@@ -4,7 +4,8 @@
         [--workers 1] INPUT [INPUT ...]
 
 Runs the job (the console script's function, ``--no-progress``) from tree A, then from tree B
-(``PYTHONPATH`` set to each, the same interpreter and packages), for ``--rounds`` rounds;
+(run in each tree's folder with ``PYTHONPATH`` set to it, the same interpreter and
+packages), for ``--rounds`` rounds;
 prints each run's CPU (user + system, the job's processes together), wall and peak RSS, and
 each round's A/B CPU ratio, then the medians. Each tree compiles its own Numba cache on its
 first run: run once beforehand (``--rounds 1``) or ignore the first round. Shards go to a
@@ -29,12 +30,15 @@ RUN = ("import sys\n"
 def one_run(tree, args, out):
     """``(cpu_s, wall_s, peak_rss_mib)`` of one job from ``tree``."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-c", RUN, *args.inputs, "--tokenizer", args.tokenizer, "--out",
-           out, "--workers", str(args.workers), "--no-progress"]
+    cmd = [sys.executable, "-c", RUN, *map(os.path.abspath, args.inputs), "--tokenizer",
+           os.path.abspath(args.tokenizer), "--out", out, "--workers", str(args.workers),
+           "--no-progress"]
+    # run in the tree: ``python -c`` puts the working folder first on sys.path, before
+    # PYTHONPATH, and corpustok is the folder of that name found first
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    done = subprocess.run(cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
