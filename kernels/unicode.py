@@ -162,3 +162,18 @@ def put_utf8(cp, out, j):
     out[j + 2] = 0x80 | ((cp >> 6) & 0x3F)
     out[j + 3] = 0x80 | (cp & 0x3F)
     return j + 4
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def char_at(data, i):
+    """``(code point, length)`` of the valid UTF-8 character at ``data[i]``."""
+    b0 = np.int64(data[i])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xE0:
+        return ((b0 & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2
+    if b0 < 0xF0:
+        return (((b0 & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) |
+                (np.int64(data[i + 2]) & 0x3F)), 3
+    return (((b0 & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12) |
+            ((np.int64(data[i + 2]) & 0x3F) << 6) | (np.int64(data[i + 3]) & 0x3F)), 4

@@ -4,7 +4,8 @@ the others; plain Python, so recognising a file imports no kernel.
 
 Accepted (decision 0037): the model with an ``unk_id`` (HF's fuse_unk is always on), with or
 without byte fallback; a normalizer that is none, or ``Precompiled``, ``Strip``, ``Replace``
-with a string pattern or the regex ``" {2,}"`` (T5's own file) in a ``Sequence``; the
+with a string pattern or the regex ``" {2,}"`` (T5's own file), ``NFKD``, ``StripAccents``,
+``Lowercase`` (ALBERT's converted file, decision 0039) in a ``Sequence``; the
 pre-tokenizer ``Metaspace`` alone or after ``WhitespaceSplit`` (what ``transformers`` writes
 for T5, mT5 and ALBERT), replacement U+2581; a ``Metaspace`` decoder (or none); added tokens
 that are not normalized and neither lstrip, rstrip nor single_word.
@@ -59,7 +60,7 @@ def _step_problem(step):
     if kind == "Precompiled":
         return None if isinstance(step.get("precompiled_charsmap"), str) else \
             "a Precompiled normalizer without its charsmap"
-    if kind == "Strip":
+    if kind in ("Strip", "NFKD", "StripAccents", "Lowercase"):
         return None
     if kind == "Replace":
         pattern, content = step.get("pattern") or {}, step.get("content")
@@ -71,7 +72,8 @@ def _step_problem(step):
             return None
         return (f"the Replace normalizer pattern {json.dumps(pattern)[:60]} (runs: a string, "
                 f"or the regex {SPACE_RUNS!r})")
-    return f"the normalizer {kind!r} (runs: Precompiled, Strip, Replace)"
+    return (f"the normalizer {kind!r} (runs: Precompiled, Strip, Replace, NFKD, StripAccents, "
+            "Lowercase)")
 
 
 def unigram_problem(doc):

@@ -2,8 +2,11 @@
 writes for T5, mT5 and ALBERT-shaped models), encoded exactly as HF ``tokenizers`` does:
 ``Tokenizer.from_file(f).encode(text, add_special_tokens=False).ids`` (decision 0037).
 
-A batch runs through four Numba steps: invalid bytes become U+FFFD (one per byte, only when
-the batch may hold any), added tokens are cut out of the raw text
+The normalizer steps run are ``Precompiled``, ``Strip``, ``Replace``, and (the json
+``transformers`` writes for ALBERT) ``NFKD``, ``StripAccents``, ``Lowercase`` over Unicode
+tables read from ``tokenizers`` itself (decision 0039). A batch runs through four Numba
+steps: invalid bytes become U+FFFD (one per byte, only when the batch may hold any), added
+tokens are cut out of the raw text
 (:func:`~corpustok.kernels.sentencepiece.added.cut_added`), the normalizer steps run on each
 segment between them (:mod:`corpustok.kernels.sentencepiece.hf_normalize`), then the
 Metaspace pre-tokenizer and the float64 Viterbi on each word
@@ -23,8 +26,9 @@ from corpustok.arrow import freeze_arrays, read_only
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
-from corpustok.kernels.sentencepiece.hf_normalize import (PRECOMPILED, REPLACE, SPACE_RUNS as
-                                                          RUNS, STRIP, HfNormState,
+from corpustok.kernels.sentencepiece.hf_normalize import (LOWERCASE, NFKD, PRECOMPILED, REPLACE,
+                                                          SPACE_RUNS as RUNS, STRIP,
+                                                          STRIP_ACCENTS, HfNormState,
                                                           hf_normalize_batch)
 from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, FIRST, NEVER,
                                                         PREPEND, SETTINGS, SPLIT, UNK,
@@ -33,12 +37,14 @@ from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, F
 from corpustok.kernels.sentencepiece.normalize import NormalizerState, normalize_batch
 from corpustok.kernels.sentencepiece.trie import build, build_trie
 from corpustok.sentencepiece.hf_added import HfJsonTokenizer, join_segments
+from corpustok.sentencepiece.hf_unicode import hf_unicode_tables
 from corpustok.sentencepiece.model_file import split_charsmap
 
 __all__ = ["HfUnigramTokenizer"]
 
 SPACE = "\u2581"
 _PROPS = None
+UNICODE_STEPS = {"NFKD": NFKD, "StripAccents": STRIP_ACCENTS, "Lowercase": LOWERCASE}
 
 
 def grapheme_props():
@@ -82,6 +88,8 @@ def norm_state(steps, where):
         elif kind == "Strip":
             kinds.append(STRIP)
             a = (int(bool(step.get("strip_left"))), int(bool(step.get("strip_right"))))
+        elif kind in UNICODE_STEPS:
+            kinds.append(UNICODE_STEPS[kind])
         elif "String" in step["pattern"]:
             kinds.append(REPLACE)
             pat, con = step["pattern"]["String"].encode(), step["content"].encode()
@@ -101,7 +109,7 @@ def norm_state(steps, where):
         content=np.frombuffer(b"".join(content) + b"\x00", np.uint8).copy(),
         content_off=np.array(content_off, np.int64),
         charsmap=np.ascontiguousarray(charsmap, np.uint32), strings=strings,
-        props=grapheme_props()))
+        props=grapheme_props(), unicode=hf_unicode_tables()))
 
 
 def unigram_model(doc):

@@ -10,7 +10,10 @@ For one text, as ``Tokenizer.encode(text, add_special_tokens=False).ids`` does:
    by the replacement of the *shortest* charsmap key that begins it; else (or when no key
    begins it) each character by the replacement of its own key, or kept. ``Strip`` removes
    White_Space at either end, ``Replace`` a string (leftmost, non-overlapping) or a run of 2+
-   spaces (T5's ``" {2,}"``).
+   spaces (T5's ``" {2,}"``). ALBERT's ``NFKD``, ``StripAccents`` and ``Lowercase`` are
+   per-character maps read from ``tokenizers`` itself (:func:`~corpustok.sentencepiece.
+   hf_unicode.hf_unicode_maps`, decision 0039), NFKD then sorting each run of non-starters
+   stably by canonical combining class.
 3. **Pre-tokenizer** (:func:`words`): ``WhitespaceSplit`` cuts at White_Space and drops it;
    ``Metaspace`` writes ``" "`` as U+2581, prepends U+2581 to a piece that does not begin with
    one (``always``; ``first``: only a piece that begins the text; ``never``), and with
@@ -26,6 +29,7 @@ import base64
 import regex
 
 from corpustok.formats.hf_unigram import hf_score, normalizer_steps, pre_tokenizer, prepend_scheme
+from corpustok.sentencepiece.hf_unicode import hf_unicode_maps
 from corpustok.sentencepiece.model_file import split_charsmap
 
 __all__ = ["Reference", "WHITE_SPACE"]
@@ -122,11 +126,42 @@ class Reference:
                 out.append(c if rep is None else rep)
         return "".join(out)
 
+    @staticmethod
+    def nfkd(text):
+        """Each character by its decomposition, then each run of non-starters sorted (stably)
+        by canonical combining class."""
+        maps = hf_unicode_maps()
+        out, run = [], []
+        for c in "".join(maps.nfkd.get(c, c) for c in text):
+            if c in maps.ccc:
+                run.append(c)
+            else:
+                out.extend(sorted(run, key=maps.ccc.get))
+                out.append(c)
+                run = []
+        return "".join(out + sorted(run, key=maps.ccc.get))
+
+    @staticmethod
+    def strip_accents(text):
+        marks = hf_unicode_maps().marks
+        return "".join(c for c in text if c not in marks)
+
+    @staticmethod
+    def lowercase(text):
+        lower = hf_unicode_maps().lower
+        return "".join(lower.get(c, c) for c in text)
+
     def normalize(self, text):
         for k, step in enumerate(self.steps):
             kind = step["type"]
             if kind == "Precompiled":
                 text = self.precompiled(k, text)
+            elif kind == "NFKD":
+                text = self.nfkd(text)
+            elif kind == "StripAccents":
+                text = self.strip_accents(text)
+            elif kind == "Lowercase":
+                text = self.lowercase(text)
             elif kind == "Strip":
                 a, b = 0, len(text)
                 if step.get("strip_left"):

@@ -3,8 +3,9 @@ segments (decision 0037). The readable reference is
 :meth:`corpustok.sentencepiece.hf_unigram_reference.Reference.normalize`; this kernel follows
 it step for step, on valid UTF-8 (the caller replaces invalid bytes first).
 
-Steps (:data:`PRECOMPILED`, :data:`STRIP`, :data:`REPLACE`, :data:`SPACE_RUNS`), in the
-file's order, each from one scratch buffer into the other:
+Steps (:data:`PRECOMPILED`, :data:`STRIP`, :data:`REPLACE`, :data:`SPACE_RUNS`,
+:data:`NFKD`, :data:`STRIP_ACCENTS`, :data:`LOWERCASE`), in the file's order, each from one
+scratch buffer into the other:
 
 - ``Precompiled``: the text is cut into extended grapheme clusters (UAX #29, the rules of
   :func:`cluster_end` over the property table of ``tools/gen_grapheme_props.py``). A cluster
@@ -14,6 +15,8 @@ file's order, each from one scratch buffer into the other:
 - ``Strip``: White_Space characters off the left and/or right end.
 - ``Replace`` of a string: leftmost, non-overlapping occurrences.
 - ``Replace`` of the regex ``" {2,}"``: every run of two or more spaces.
+- ``NFKD``, ``StripAccents``, ``Lowercase`` (the json ``transformers`` writes for ALBERT):
+  :mod:`.hf_unicode`, over tables read from HF ``tokenizers`` itself (decision 0039).
 
 Time O(bytes x (longest key + steps)); the scratch buffers grow inside the kernel.
 """
@@ -23,12 +26,14 @@ import numpy as np
 from numba import njit
 
 from corpustok.kernels.memory.buffers import grown
+from corpustok.kernels.sentencepiece.hf_unicode import lowercase, nfkd, strip_accents
 from corpustok.kernels.sentencepiece.normalize import _darts_offset
+from corpustok.kernels.unicode import char_at
 
-PRECOMPILED, STRIP, REPLACE, SPACE_RUNS = 1, 2, 3, 4
+PRECOMPILED, STRIP, REPLACE, SPACE_RUNS, NFKD, STRIP_ACCENTS, LOWERCASE = 1, 2, 3, 4, 5, 6, 7
 
 HfNormState = namedtuple("HfNormState", [
-    "kinds",      # int64 [steps]: PRECOMPILED, STRIP, REPLACE or SPACE_RUNS
+    "kinds",      # int64 [steps]: PRECOMPILED, STRIP, REPLACE, SPACE_RUNS, NFKD, ...
     "args",       # int64 [steps, 2]: STRIP (left, right); others unused
     "pattern",    # uint8: the REPLACE patterns, one after another
     "pattern_off",  # int64 [steps + 1]: step k's pattern is pattern[off[k]:off[k + 1]]
@@ -37,27 +42,13 @@ HfNormState = namedtuple("HfNormState", [
     "charsmap",   # uint32 Darts units of the Precompiled step (one zero unit: none)
     "strings",    # uint8: its NUL-terminated replacement strings
     "props",      # uint8 [0x110000]: grapheme properties (see tools/gen_grapheme_props.py)
+    "unicode",    # HfUnicodeTables of NFKD, STRIP_ACCENTS, LOWERCASE (hf_unicode.py)
 ])
 
 # Grapheme_Cluster_Break values (bits 0-3 of a property)
 CR, LF, CONTROL, EXTEND, ZWJ, RI, PREPEND, SPACING, L, V, T, LV, LVT = range(1, 14)
 PICTO = 16          # Extended_Pictographic
 INCB_CONSONANT, INCB_EXTEND, INCB_LINKER = 1, 2, 3  # bits 5-6
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def char_at(data, i):
-    """``(code point, length)`` of the valid UTF-8 character at ``data[i]``."""
-    b0 = np.int64(data[i])
-    if b0 < 0x80:
-        return b0, 1
-    if b0 < 0xE0:
-        return ((b0 & 0x1F) << 6) | (np.int64(data[i + 1]) & 0x3F), 2
-    if b0 < 0xF0:
-        return (((b0 & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) |
-                (np.int64(data[i + 2]) & 0x3F)), 3
-    return (((b0 & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12) |
-            ((np.int64(data[i + 2]) & 0x3F) << 6) | (np.int64(data[i + 3]) & 0x3F)), 4
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -274,6 +265,12 @@ def hf_normalize_batch(data, offsets, state):
                 b, n = _precompiled(a, n, b, state)
             elif kind == STRIP:
                 b, n = _strip(a, n, b, state.args[k, 0], state.args[k, 1])
+            elif kind == NFKD:
+                b, n = nfkd(a, n, b, state.unicode)
+            elif kind == STRIP_ACCENTS:
+                b, n = strip_accents(a, n, b, state.unicode)
+            elif kind == LOWERCASE:
+                b, n = lowercase(a, n, b, state.unicode)
             else:
                 b, n = _replace(a, n, b, state.pattern, state.pattern_off[k],
                                 state.pattern_off[k + 1], state.content, state.content_off[k],

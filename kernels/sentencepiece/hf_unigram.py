@@ -21,7 +21,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.sentencepiece.hf_normalize import char_at, is_white_space
+from corpustok.kernels.sentencepiece.hf_normalize import is_white_space
+from corpustok.kernels.unicode import char_at
 
 LOW32 = 0xFFFFFFFF
 

