@@ -1,7 +1,8 @@
 """Benchmark: SentencePiece Unigram (T5, mT5, ALBERT), one thread, corpustok vs sentencepiece,
 HF tokenizers and tokie, on real documents.
 
-    .venv/bin/python bench/sentencepiece_unigram.py [--mb 20] [--runs 1] [--models t5,mt5,albert]
+    .venv/bin/python bench/sentencepiece_unigram.py [--mb 20] [--runs 1]
+        [--models t5,mt5,albert,albert-hf]
         [--engines corpustok,sentencepiece,hf,tokie] [--json bench/results/....json]
 
 Documents: the first ``--mb`` MB of ``../shared/data/corpus-b`` (web-page-sized documents:
@@ -46,6 +47,10 @@ FAMILY = {
     "t5": {"model": "t5/spiece.model", "json": "t5/tokenizer.json"},
     "mt5": {"model": "mt5/spiece.model", "json": None},
     "albert": {"model": "albert/spiece.model", "json": None},
+    # ALBERT's .model with the json transformers' AlbertConverter writes (do_lower_case=True,
+    # keep_accents=False: NFKD, StripAccents, Lowercase; decision 0039): the sentencepiece
+    # column has no lowercasing, so only corpustok-json vs hf counts for this row
+    "albert-hf": {"model": "albert/spiece.model", "json": None, "albert_normalizer": True},
 }
 ENGINES = ["sentencepiece", "corpustok", "hf", "corpustok-json", "tokie"]
 BATCH_DOCS = 1000
@@ -65,11 +70,14 @@ def documents(mb):
     return texts, size
 
 
-def hf_json(model_path, dest):
+def hf_json(model_path, dest, albert_normalizer=False):
     """A ``tokenizer.json`` for a Unigram ``.model`` with the pipeline of T5's own json (as
     ``transformers``' T5 converter writes it): Precompiled(charsmap), Strip(right), Replace('
     {2,}', '▁'), Metaspace(always, split). ``transformers``' converter itself cannot run here
-    (its protobuf pin), so the model is read with corpustok's reader."""
+    (its protobuf pin), so the model is read with corpustok's reader. With
+    ``albert_normalizer`` the normalizer is the one ``AlbertConverter`` writes by default
+    (tests/sentencepiece/test_sentencepiece_hf_unigram.py checks that shape): Replace ``,
+    Replace '', NFKD, StripAccents, Lowercase, Precompiled, Replace(' {2,}', ' ')."""
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
     from corpustok.sentencepiece.model_file import UNKNOWN, read_model
     m = read_model(model_path)
@@ -77,10 +85,16 @@ def hf_json(model_path, dest):
     tok = Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(m.pieces, m.scores)], unk,
                                    byte_fallback=m.byte_fallback))
     steps = []
+    if albert_normalizer:
+        steps += [normalizers.Replace("``", '"'), normalizers.Replace("''", '"'),
+                  normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()]
     if m.normalizer["precompiled_charsmap"]:
         steps.append(normalizers.Precompiled(m.normalizer["precompiled_charsmap"]))
-    steps += [normalizers.Strip(left=False, right=True),
-              normalizers.Replace(Regex(" {2,}"), "\u2581")]
+    if albert_normalizer:
+        steps.append(normalizers.Replace(Regex(" {2,}"), " "))
+    else:
+        steps += [normalizers.Strip(left=False, right=True),
+                  normalizers.Replace(Regex(" {2,}"), "\u2581")]
     tok.normalizer = normalizers.Sequence(steps)
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
     tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
@@ -191,7 +205,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=20)
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--models", default="t5,mt5,albert")
+    ap.add_argument("--models", default="t5,mt5,albert,albert-hf")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -212,11 +226,12 @@ def main():
                      if l.startswith("model name")), "?")
     print(f"== SentencePiece Unigram, one thread; {cpu_name}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}; {versions()}")
-    print(f"{'model':7} {'engine':14} {'MB/s cpu':>9} {'MB/s wall':>9} {'tokens':>10} "
+    print(f"{'model':9} {'engine':14} {'MB/s cpu':>9} {'MB/s wall':>9} {'tokens':>10} "
           f"{'docs differing':>14} {'load s':>7} {'1st call s':>10}")
     for name in args.models.split(","):
         if FAMILY[name]["json"] is None and ({"hf", "tokie", "corpustok-json"} & set(engines)):
-            hf_json(SP_DIR / FAMILY[name]["model"], Path(tmp) / f"{name}.tokenizer.json")
+            hf_json(SP_DIR / FAMILY[name]["model"], Path(tmp) / f"{name}.tokenizer.json",
+                    FAMILY[name].get("albert_normalizer", False))
         oracle = hf_ids = None
         for engine in engines:
             ids_out = Path(tmp) / f"{name}-{engine}.npz"
@@ -226,7 +241,7 @@ def main():
                  str(ids_out)], capture_output=True, text=True,
                 env={**os.environ, "PYTHONPATH": str(REPO)})
             if done.returncode:
-                print(f"{name:7} {engine:14} failed: {done.stderr.strip().splitlines()[-1:]}")
+                print(f"{name:9} {engine:14} failed: {done.stderr.strip().splitlines()[-1:]}")
                 continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
             got = np.load(ids_out)
@@ -241,7 +256,7 @@ def main():
             row["mb_s_cpu"] = row["bytes"] / 1e6 / row["cpu_s"]
             row["mb_s_wall"] = row["bytes"] / 1e6 / row["wall_s"]
             rows.append(row)
-            print(f"{name:7} {engine:14} {row['mb_s_cpu']:9.1f} {row['mb_s_wall']:9.1f} "
+            print(f"{name:9} {engine:14} {row['mb_s_cpu']:9.1f} {row['mb_s_wall']:9.1f} "
                   f"{row['tokens']:10,} {row['docs_differing']!s:>14} {row['load_s']:7.2f} "
                   f"{row['first_call_s']:10.2f}" + (
                       f"  (docs differing from HF: {row['docs_differing_from_hf']})"

@@ -233,7 +233,8 @@ def _replace(src, n, dst, pattern, p0, p1, content, c0, c1, space_runs):
                 j += 1
             i += hit
         else:
-            dst = grown(dst, j + 1)
+            if j >= len(dst):
+                dst = grown(dst, j + 1)
             dst[j] = src[i]
             j += 1
             i += 1

@@ -86,15 +86,18 @@ def nfkd(src, n, dst, tables):
     j = 0
     i = 0
     while i < n:
-        b = src[i]
-        if b < 0x80:  # ASCII: a starter that does not decompose
+        if src[i] < 0x80:  # a run of ASCII: starters that do not decompose
             if r:
                 dst, j = _flush(run, rank, r, dst, j)
                 r = 0
-            dst = grown(dst, j + 1)
-            dst[j] = b
-            j += 1
-            i += 1
+            k = i + 1
+            while k < n and src[k] < 0x80:
+                k += 1
+            dst = grown(dst, j + (k - i))
+            for t in range(i, k):
+                dst[j] = src[t]
+                j += 1
+            i = k
             continue
         cp, m = char_at(src, i)
         i += m
@@ -150,12 +153,16 @@ def lowercase(src, n, dst, tables):
     j = 0
     i = 0
     while i < n:
-        b = src[i]
-        if b < 0x80:
-            dst = grown(dst, j + 1)
-            dst[j] = b + 32 if 0x41 <= b <= 0x5A else b
-            j += 1
-            i += 1
+        if src[i] < 0x80:  # a run of ASCII
+            k = i + 1
+            while k < n and src[k] < 0x80:
+                k += 1
+            dst = grown(dst, j + (k - i))
+            for t in range(i, k):
+                b = src[t]
+                dst[j] = b + 32 if 0x41 <= b <= 0x5A else b
+                j += 1
+            i = k
             continue
         cp, m = char_at(src, i)
         e = np.int64(tables.lower[entry(tables, cp)])
