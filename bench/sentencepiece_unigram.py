@@ -1,8 +1,8 @@
-"""Benchmark: SentencePiece Unigram (T5, mT5, ALBERT), one thread, corpustok vs sentencepiece,
-HF tokenizers and tokie, on real documents.
+"""Benchmark: SentencePiece Unigram (T5, mT5, ALBERT), one thread and more, corpustok vs
+sentencepiece, HF tokenizers and tokie, on real documents.
 
     .venv/bin/python bench/sentencepiece_unigram.py [--mb 20] [--runs 1]
-        [--models t5,mt5,albert,albert-hf]
+        [--models t5,mt5,albert,albert-hf] [--threads 1,2]
         [--engines corpustok,sentencepiece,hf,tokie] [--json bench/results/....json]
 
 Documents: the first ``--mb`` MB of ``../shared/data/corpus-b`` (web-page-sized documents:
@@ -15,10 +15,13 @@ corpustok; HF and tokie run a ``tokenizer.json`` (T5's own; for mT5 and ALBERT o
 from the ``.model`` with the pipeline of T5's json, see :func:`hf_json`), whose semantics differ
 on a few inputs (decision 0033), so their count is reported, not required.
 
-Engines, one thread each: corpustok ``encode_arrays`` (threads=1, Arrow batches of 1,000
-documents) on the ``.model`` and (``corpustok-json``) on the ``tokenizer.json``, whose oracle
-is HF on the same json (``docs differing from HF`` must be 0 for it), sentencepiece ``encode(list, num_threads=1)``, HF ``encode_batch_fast`` with
-``RAYON_NUM_THREADS=1``, tokie 0.1.4 ``encode_batch_flat`` with ``RAYON_NUM_THREADS=1``.
+Engines, ``T`` threads each (every count of ``--threads``; one by default): corpustok
+``encode_arrays`` (``threads=T``, Arrow batches of 1,000 documents) on the ``.model`` and
+(``corpustok-json``) on the ``tokenizer.json``, whose oracle is HF on the same json (``docs
+differing from HF`` must be 0 for it), sentencepiece ``encode(list, num_threads=T)``, HF
+``encode_batch_fast`` and tokie 0.1.4 ``encode_batch_flat`` with ``RAYON_NUM_THREADS=T``.
+With more than one thread, wall time is the figure (CPU time adds the threads up); on a
+shared machine a second core may be busy, so those rows are indicative.
 """
 import argparse
 import json
@@ -30,7 +33,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-os.environ["RAYON_NUM_THREADS"] = "1"  # before tokenizers/tokie are imported
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before tokenizers/tokie are imported
+THREADS = int(os.environ["RAYON_NUM_THREADS"])  # a worker's thread count (set by main)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
@@ -117,7 +121,7 @@ def encoder(engine, name, json_dir):
         sp = spm.SentencePieceProcessor(model_file=str(model))
 
         def run(texts):
-            out = sp.encode(texts, num_threads=1)
+            out = sp.encode(texts, num_threads=THREADS)
             return _flat(out)
     elif engine == "hf":
         from tokenizers import Tokenizer
@@ -139,14 +143,15 @@ def encoder(engine, name, json_dir):
 
 
 def _corpustok_run(tok):
-    """``run(texts)`` of a corpustok tokenizer: ``encode_arrays`` on one thread over Arrow
-    batches of BATCH_DOCS documents."""
+    """``run(texts)`` of a corpustok tokenizer: ``encode_arrays`` on THREADS threads over
+    Arrow batches of BATCH_DOCS documents."""
     from corpustok.arrow import utf8_batch  # here: a worker imports its own engine only
 
     def run(texts):
         ids, lens = [], []
         for a in range(0, len(texts), BATCH_DOCS):
-            out, offs, _ = tok.encode_arrays(utf8_batch(texts[a:a + BATCH_DOCS]), threads=1)
+            out, offs, _ = tok.encode_arrays(utf8_batch(texts[a:a + BATCH_DOCS]),
+                                             threads=THREADS)
             ids.append(out)
             lens.append(np.diff(offs))
         return np.concatenate(ids), np.concatenate(lens)
@@ -172,7 +177,8 @@ def worker(args):
         cpu.append(time.process_time() - c)
         wall.append(time.perf_counter() - w)
     np.savez(args.ids_out, ids=ids, lens=lens)
-    print(json.dumps({"engine": args.worker, "model": args.model, "docs": len(texts),
+    print(json.dumps({"engine": args.worker, "model": args.model, "threads": THREADS,
+                      "docs": len(texts),
                       "bytes": size, "load_s": load_s, "first_call_s": first_s,
                       "cpu_s": float(np.median(cpu)), "wall_s": float(np.median(wall)),
                       "tokens": int(lens.sum())}))
@@ -207,6 +213,7 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--models", default="t5,mt5,albert,albert-hf")
     ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--threads", default="1", help="thread counts, e.g. 1,2")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -224,39 +231,42 @@ def main():
     rows = []
     cpu_name = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                      if l.startswith("model name")), "?")
-    print(f"== SentencePiece Unigram, one thread; {cpu_name}, {os.cpu_count()} cores, "
+    print(f"== SentencePiece Unigram, threads {args.threads}; {cpu_name}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}; {versions()}")
-    print(f"{'model':9} {'engine':14} {'MB/s cpu':>9} {'MB/s wall':>9} {'tokens':>10} "
+    print(f"{'model':9} {'engine':14} {'thr':>3} {'MB/s cpu':>9} {'MB/s wall':>9} {'tokens':>10} "
           f"{'docs differing':>14} {'load s':>7} {'1st call s':>10}")
     for name in args.models.split(","):
         if FAMILY[name]["json"] is None and ({"hf", "tokie", "corpustok-json"} & set(engines)):
             hf_json(SP_DIR / FAMILY[name]["model"], Path(tmp) / f"{name}.tokenizer.json",
                     FAMILY[name].get("albert_normalizer", False))
         oracle = hf_ids = None
-        for engine in engines:
-            ids_out = Path(tmp) / f"{name}-{engine}.npz"
+        for threads, engine in [(t, e) for t in map(int, args.threads.split(","))
+                                for e in engines]:
+            ids_out = Path(tmp) / f"{name}-{engine}-{threads}.npz"
             done = subprocess.run(
                 [sys.executable, __file__, "--worker", engine, "--model", name, "--mb",
                  str(args.mb), "--runs", str(args.runs), "--json-dir", tmp, "--ids-out",
                  str(ids_out)], capture_output=True, text=True,
-                env={**os.environ, "PYTHONPATH": str(REPO)})
+                env={**os.environ, "PYTHONPATH": str(REPO),
+                     "RAYON_NUM_THREADS": str(threads)})
             if done.returncode:
-                print(f"{name:9} {engine:14} failed: {done.stderr.strip().splitlines()[-1:]}")
+                print(f"{name:9} {engine:14} {threads:3} failed: "
+                      f"{done.stderr.strip().splitlines()[-1:]}")
                 continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
             got = np.load(ids_out)
             got = (got["ids"], got["lens"])
-            if engine == "sentencepiece":
+            if engine == "sentencepiece" and oracle is None:
                 oracle = got
             row["docs_differing"] = differing_docs(got, oracle) if oracle else None
-            if engine == "hf":
+            if engine == "hf" and hf_ids is None:
                 hf_ids = got
             if engine == "corpustok-json":
                 row["docs_differing_from_hf"] = differing_docs(got, hf_ids) if hf_ids else None
             row["mb_s_cpu"] = row["bytes"] / 1e6 / row["cpu_s"]
             row["mb_s_wall"] = row["bytes"] / 1e6 / row["wall_s"]
             rows.append(row)
-            print(f"{name:9} {engine:14} {row['mb_s_cpu']:9.1f} {row['mb_s_wall']:9.1f} "
+            print(f"{name:9} {engine:14} {threads:3} {row['mb_s_cpu']:9.1f} {row['mb_s_wall']:9.1f} "
                   f"{row['tokens']:10,} {row['docs_differing']!s:>14} {row['load_s']:7.2f} "
                   f"{row['first_call_s']:10.2f}" + (
                       f"  (docs differing from HF: {row['docs_differing_from_hf']})"
