@@ -729,13 +729,16 @@ def _next_cut(cut, text, i, e):
     return e
 
 
+# The input of :func:`_encode_stream`: normalized text segments (or added tokens) of documents
+# (see :func:`encode_segments`), and its scratch arrays for a block of items.
+Segments = namedtuple("Segments", "text seg_off added doc_first")
+StreamBlock = namedtuple("StreamBlock", "starts ends keys one_id")
 ADDED = 5  # an item of the word stream: an added token's id (in its hash word), no text
 DOC_END = 6  # an item of the word stream: the end of document (its index in the hash word)
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _encode_stream(model, cache, work, rev, text, seg_off, added, doc_first, out, out_off,
-                   starts, ends, keys, one_id):
+def _encode_stream(model, cache, work, rev, segs, block, out, out_off):
     """Ids of every document (segments ``doc_first[d]`` to ``doc_first[d + 1] - 1``) at
     ``out``, their ends at ``out_off[d + 1]``; returns the id count. A segment is an added
     token (``added[s] >= 0``: that id, its text unread) or normalized text
@@ -747,7 +750,10 @@ def _encode_stream(model, cache, work, rev, text, seg_off, added, doc_first, out
     distance across Gemma's short segments between ``\\n`` tokens). A word of one byte
     (digits and punctuation are mostly cut alone) takes its id from ``one_id``
     (:func:`_one_byte_ids`) when it has one there. A run of unknown ids (no byte fallback)
-    is one id across word cuts, not past an added token or a document's end."""
+    is one id across word cuts, not past an added token or a document's end. ``segs``:
+    :class:`Segments`; ``block``: :class:`StreamBlock`."""
+    text, seg_off, added, doc_first = segs.text, segs.seg_off, segs.added, segs.doc_first
+    starts, ends, keys, one_id = block.starts, block.ends, block.keys, block.one_id
     fallback = model.settings[BYTE_FALLBACK] != 0
     unk = model.settings[UNK]
     ndoc = len(doc_first) - 1
@@ -885,13 +891,12 @@ def encode_segments(text, seg_off, added, doc_first, model, cache):
     if model.settings[CUT_WORDS] == 0:
         j = _encode_whole(model, work, rev, text, seg_off, added, doc_first, out, out_off)
         return out[:j], out_off
-    starts = np.empty(BLOCK, np.int64)
-    ends = np.empty(BLOCK, np.int64)
-    keys = np.empty(BLOCK * KEY_WORDS, np.int64)
     one_id = np.empty(256, np.int32)
     _one_byte_ids(model, one_id)
-    j = _encode_stream(model, cache, work, rev, text, seg_off, added, doc_first, out, out_off,
-                       starts, ends, keys, one_id)
+    block = StreamBlock(np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64),
+                        np.empty(BLOCK * KEY_WORDS, np.int64), one_id)
+    j = _encode_stream(model, cache, work, rev, Segments(text, seg_off, added, doc_first),
+                       block, out, out_off)
     return out[:j], out_off
 
 
