@@ -29,7 +29,8 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BE
                                                  CUT_HERE, CUT_WORDS, DUMMY_PREFIX, ESCAPE, GRID,
                                                  HAS_UNUSED, ID_BITS, N_PIECES, NO_CUT,
                                                  RESEGMENT, SETTINGS, UNK, UNKNOWN, SpBpeModel,
-                                                 encode_normalized, fill_pairs, normalize_batch)
+                                                 encode_normalized, encode_segments, fill_pairs,
+                                                 normalize_batch)
 from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
     USER_DEFINED
@@ -263,10 +264,27 @@ class SentencePieceBpe:
         Memory: the normalized text (at most 3 bytes an input byte), an int32 an id, and for
         a word (or a document, without ``cut_words``) longer than 256 bytes, work arrays of
         about 75 bytes per byte of it (a 1 MB document without a space: 75 MB)."""
-        text, text_off, replaced = self.normalize(data, offsets)
+        n = len(offsets) - 1
+        return self.encode_segments(data, offsets, np.full(n, -1, np.int32),
+                                    np.arange(n + 1, dtype=np.int64))
+
+    def encode_segments(self, data, cuts, added, doc_first):
+        """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of documents of segments
+        (the shape :func:`~corpustok.kernels.sentencepiece.added.cut_added` writes): segment
+        ``s`` is the text ``data[cuts[s]:cuts[s + 1]]``, normalized and encoded alone, or,
+        when ``added[s] >= 0``, that id; document ``d`` is segments ``doc_first[d]`` to
+        ``doc_first[d + 1] - 1``. One kernel call writes every document's ids, the added
+        ids in place (no per-segment join). ``replaced``: invalid bytes per document."""
+        text, text_off, replaced = self.normalize(data, cuts)
         if len(text_off) > 1 and np.diff(text_off).max() >= MAX_DOCUMENT:
             raise ValueError("a document of 512 MB or more (normalized): the SentencePiece BPE "
                              "kernel packs a symbol's position in 29 bits")
-        ids, out_off = encode_normalized(read_only(text), text_off, self.tables, self._cache())
-        return ids, out_off, replaced
-
+        added = read_only(np.asarray(added, np.int32))
+        doc_first = read_only(np.asarray(doc_first, np.int64))
+        ids, out_off = encode_segments(read_only(text), read_only(text_off), added, doc_first,
+                                       self.tables, self._cache())
+        n = len(doc_first) - 1
+        per_doc = np.add.reduceat(replaced, doc_first[:-1]) if len(replaced) else \
+            np.zeros(n, np.int64)
+        per_doc[doc_first[:-1] == doc_first[1:]] = 0  # a document of no segment
+        return ids, out_off, per_doc

@@ -41,7 +41,7 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, CUT_WORDS, DUMMY
                                                  fill_pairs)
 from corpustok.sentencepiece.bpe import (CACHE_SLOTS, SentencePieceBpe, _grid,
                                          _user_trie, cut_table)
-from corpustok.sentencepiece.hf_added import HfJsonTokenizer, join_segments
+from corpustok.sentencepiece.hf_added import HfJsonTokenizer
 
 __all__ = ["HfSentencePieceTokenizer"]
 
@@ -182,16 +182,7 @@ class HfSentencePieceTokenizer(HfJsonTokenizer):
         if self._meta is not None:
             data, cuts, added, doc_first = _metaspace_segments(data, cuts, added, doc_first,
                                                                *self._meta)
-        ids, seg_off, seg_replaced = self._kernel.encode_arrays(data, cuts)
-        counts = np.diff(seg_off)[added < 0]  # the text segments' (the added tokens' dropped)
-        text_off = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(counts, out=text_off[1:])
-        out, out_off = join_segments(ids[np.repeat(added < 0, np.diff(seg_off))], text_off,
-                                     added, doc_first)
-        replaced = np.add.reduceat(seg_replaced, doc_first[:-1]) if len(seg_replaced) else \
-            np.zeros(len(doc_first) - 1, np.int64)
-        replaced[doc_first[:-1] == doc_first[1:]] = 0  # a document of no segment
-        return out, out_off, replaced
+        return self._kernel.encode_segments(data, cuts, added, doc_first)
 
     def _decode(self, ids, skip_special_tokens):
         tokens = self._tokens_of(ids, skip_special_tokens)

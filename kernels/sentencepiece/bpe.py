@@ -633,7 +633,7 @@ def _keep(cache, text, s, e, h, k1, k2, k3, k4, out, j, n):
 
 
 FAST_PART, WIDE_PART, GENERAL_PART, NO_PART = 1, 2, 3, 0  # where a word's ids may be cached
-ONE_BYTE = 4  # a word of one byte: its id from ``one_id`` (see _encode_words), no cache
+ONE_BYTE = 4  # a word of one byte: its id from ``one_id`` (see _encode_stream), no cache
 BLOCK = 64  # words cut, keyed and prefetched together
 AHEAD = 16  # words between the prefetch of a word's cache set and its lookup
 KEY_WORDS = 6  # a word's key in a block: k1 .. k4, its hash, its part
@@ -729,39 +729,90 @@ def _next_cut(cut, text, i, e):
     return e
 
 
+# The input of :func:`_encode_stream`: normalized text segments (or added tokens) of documents
+# (see :func:`encode_segments`), and its scratch arrays for a block of items.
+Segments = namedtuple("Segments", "text seg_off added doc_first")
+StreamBlock = namedtuple("StreamBlock", "starts ends keys one_id")
+ADDED = 5  # an item of the word stream: an added token's id (in its hash word), no text
+DOC_END = 6  # an item of the word stream: the end of document (its index in the hash word)
+
+
 @njit(nogil=True, cache=True, _nrt=False)
-def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_id):
-    """Ids of the normalized document ``text[s:e]`` cut into words at ``out[j:]``; returns
-    the count. Words are cut :data:`BLOCK` at a time, then keyed, then encoded, each word's
-    cache set prefetched :data:`AHEAD` words before its lookup (the inline parts are
-    megabytes: a lookup right after its key would wait for memory on nearly every word). A
-    word of one byte (digits and punctuation are mostly cut alone) takes its id from
-    ``one_id`` (:func:`_one_byte_ids`) when it has one there."""
+def _encode_stream(model, cache, work, rev, segs, block, out, out_off):
+    """Ids of every document (segments ``doc_first[d]`` to ``doc_first[d + 1] - 1``) at
+    ``out``, their ends at ``out_off[d + 1]``; returns the id count. A segment is an added
+    token (``added[s] >= 0``: that id, its text unread) or normalized text
+    ``text[seg_off[s]:seg_off[s + 1]]`` cut into words. The segments and documents of the
+    batch are one stream of items (words, added ids, document ends): :data:`BLOCK` items are
+    cut, then keyed, then encoded, each word's cache set prefetched :data:`AHEAD` items
+    before its lookup (the inline parts are megabytes: a lookup right after its key would
+    wait for memory on nearly every word; a stream, not a loop per segment, keeps that
+    distance across Gemma's short segments between ``\\n`` tokens). A word of one byte
+    (digits and punctuation are mostly cut alone) takes its id from ``one_id``
+    (:func:`_one_byte_ids`) when it has one there. A run of unknown ids (no byte fallback)
+    is one id across word cuts, not past an added token or a document's end. ``segs``:
+    :class:`Segments`; ``block``: :class:`StreamBlock`."""
+    text, seg_off, added, doc_first = segs.text, segs.seg_off, segs.added, segs.doc_first
+    starts, ends, keys, one_id = block.starts, block.ends, block.keys, block.one_id
     fallback = model.settings[BYTE_FALLBACK] != 0
     unk = model.settings[UNK]
-    j0 = j
-    w = s
-    while w < e:
+    ndoc = len(doc_first) - 1
+    j = np.int64(0)
+    j0 = j  # where the current text segment's ids began
+    seg = 0
+    p = np.int64(-1)  # the next word's start in segment ``seg``, -1 before it is entered
+    d = 0
+    while d < ndoc:
         k = 0
-        p = w
-        while k < BLOCK and p < e:
-            p = _next_cut(model.cut, text, p, e)
-            ends[k] = p
-            k += 1
-        q = w
-        for c in range(k):
-            _word_key(text, q, ends[c], keys, c * KEY_WORDS)
-            if c < AHEAD:
-                _prefetch_word(cache, keys, c * KEY_WORDS)
-            q = ends[c]
-        q = w
+        while k < BLOCK and d < ndoc:  # cut the next BLOCK items
+            if seg == doc_first[d + 1]:  # every segment of document d is cut
+                keys[k * KEY_WORDS + 5] = DOC_END
+                keys[k * KEY_WORDS + 4] = d
+                starts[k] = -1
+                k += 1
+                d += 1
+                continue
+            if added[seg] >= 0:
+                keys[k * KEY_WORDS + 5] = ADDED
+                keys[k * KEY_WORDS + 4] = added[seg]
+                starts[k] = -1
+                k += 1
+                seg += 1
+                continue
+            if p < 0:
+                p = seg_off[seg]
+            e = seg_off[seg + 1]
+            if p < e:
+                q = _next_cut(model.cut, text, p, e)
+                starts[k] = p
+                ends[k] = q
+                k += 1
+                p = q
+            if p >= e:
+                seg += 1
+                p = -1
+        for c in range(k):  # then key them (a tight cut loop first: faster)
+            if starts[c] >= 0:
+                _word_key(text, starts[c], ends[c], keys, c * KEY_WORDS)
+                if c < AHEAD:
+                    _prefetch_word(cache, keys, c * KEY_WORDS)
         for c in range(k):
             if c + AHEAD < k:
                 _prefetch_word(cache, keys, (c + AHEAD) * KEY_WORDS)
-            i = ends[c]
             b = c * KEY_WORDS
+            part = keys[b + 5]
+            if part == ADDED:
+                out[j] = keys[b + 4]
+                j += 1
+                j0 = j
+                continue
+            if part == DOC_END:
+                out_off[keys[b + 4] + 1] = j
+                j0 = j
+                continue
+            q, i = starts[c], ends[c]
             n = np.int64(-1)
-            if keys[b + 5] == ONE_BYTE:
+            if part == ONE_BYTE:
                 o = one_id[text[q]]
                 if o >= 0:
                     out[j] = o
@@ -772,7 +823,7 @@ def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_i
                 n = _merge_any(model, work, rev, text, q, i, out, j)
                 if n < 0:
                     n = _merge_long(model, rev, text, q, i, out, j)
-                elif keys[b + 5] != NO_PART and keys[b + 5] != ONE_BYTE:
+                elif part != NO_PART and part != ONE_BYTE:
                     _keep(cache, text, q, i, keys[b + 4], keys[b], keys[b + 1], keys[b + 2],
                           keys[b + 3], out, j, n)
             if not fallback and n and j > j0 and out[j - 1] == unk and out[j] == unk:
@@ -780,9 +831,27 @@ def _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_i
                     out[j + t] = out[j + t + 1]
                 n -= 1
             j += n
-            q = i
-        w = p
-    return j - j0
+    return j
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def _encode_whole(model, work, rev, text, seg_off, added, doc_first, out, out_off):
+    """:func:`_encode_stream` for a model that does not cut words (UNUSED pieces): each text
+    segment merged whole."""
+    j = np.int64(0)
+    for d in range(len(doc_first) - 1):
+        for seg in range(doc_first[d], doc_first[d + 1]):
+            if added[seg] >= 0:
+                out[j] = added[seg]
+                j += 1
+                continue
+            s, e = seg_off[seg], seg_off[seg + 1]
+            if e - s <= WORK:
+                j += merge_word(model, work, rev, text, s, e, out, j)
+            else:
+                j += _merge_long(model, rev, text, s, e, out, j)
+        out_off[d + 1] = j
+    return j
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -802,34 +871,40 @@ def _one_byte_ids(model, one_id):
 
 
 @njit(nogil=True, cache=True)
-def encode_normalized(text, offsets, model, cache):
-    """Ids of every normalized document ``text[offsets[d]:offsets[d + 1]]`` in one call:
-    ``(ids int32, out_offsets int64 [n+1])``. ``cache``: a chunk cache of
-    :func:`corpustok.kernels.bpe_cache.chunk_cache`, used only when the model cuts words.
-    O(bytes) for cached words, O(n log n) a merged word or document of n characters; memory:
-    one int32 per normalized byte for the output, work arrays of the longest word."""
-    ndoc = len(offsets) - 1
-    out = np.empty(offsets[ndoc] - offsets[0] + WIDE_IDS + 1, np.int32)
+def encode_segments(text, seg_off, added, doc_first, model, cache):
+    """Ids of every document of segments in one call: ``(ids int32, out_offsets int64
+    [n+1])``. Segment ``s`` is the added token ``added[s]`` (>= 0: its id, its text not
+    read) or the normalized text ``text[seg_off[s]:seg_off[s + 1]]`` (``added[s] < 0``);
+    document ``d`` is segments ``doc_first[d]`` to ``doc_first[d + 1] - 1`` (the shape of
+    :func:`corpustok.kernels.sentencepiece.added.cut_added`). ``cache``: a chunk cache of
+    :func:`corpustok.kernels.bpe.cache.chunk_cache`, used only when the model cuts words.
+    O(bytes) for cached words, O(n log n) a merged word or segment of n characters; memory:
+    one int32 per normalized byte and segment for the output, work arrays of the longest
+    word."""
+    ndoc = len(doc_first) - 1
+    out = np.empty(seg_off[len(seg_off) - 1] - seg_off[0] + len(added) + WIDE_IDS + 1,
+                   np.int32)
     out_off = np.zeros(ndoc + 1, np.int64)
     work = _merge_work(np.int64(WORK))
     n_sym = len(model.out_id)
     rev = np.full(2 * n_sym if model.settings[HAS_UNUSED] else 0, -1, np.int32)
-    cut = model.settings[CUT_WORDS] != 0
-    ends = np.empty(BLOCK, np.int64)
-    keys = np.empty(BLOCK * KEY_WORDS, np.int64)
+    if model.settings[CUT_WORDS] == 0:
+        j = _encode_whole(model, work, rev, text, seg_off, added, doc_first, out, out_off)
+        return out[:j], out_off
     one_id = np.empty(256, np.int32)
     _one_byte_ids(model, one_id)
-    j = np.int64(0)
-    for d in range(ndoc):
-        s, e = offsets[d], offsets[d + 1]
-        if not cut:
-            if e - s <= WORK:
-                n = merge_word(model, work, rev, text, s, e, out, j)
-            else:
-                n = _merge_long(model, rev, text, s, e, out, j)
-            j += n
-            out_off[d + 1] = j
-            continue
-        j += _encode_words(model, cache, work, rev, text, s, e, out, j, ends, keys, one_id)
-        out_off[d + 1] = j
+    block = StreamBlock(np.empty(BLOCK, np.int64), np.empty(BLOCK, np.int64),
+                        np.empty(BLOCK * KEY_WORDS, np.int64), one_id)
+    j = _encode_stream(model, cache, work, rev, Segments(text, seg_off, added, doc_first),
+                       block, out, out_off)
     return out[:j], out_off
+
+
+@njit(nogil=True, cache=True)
+def encode_normalized(text, offsets, model, cache):
+    """Ids of every normalized document ``text[offsets[d]:offsets[d + 1]]`` in one call:
+    ``(ids int32, out_offsets int64 [n+1])``: :func:`encode_segments` of one text segment a
+    document."""
+    ndoc = len(offsets) - 1
+    return encode_segments(text, offsets, np.full(ndoc, -1, np.int32),
+                           np.arange(ndoc + 1).astype(np.int64), model, cache)

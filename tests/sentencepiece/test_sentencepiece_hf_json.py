@@ -14,6 +14,7 @@ oracle (``sentencepiece`` for the ``.model``).
 import json
 from functools import lru_cache
 
+import numpy as np
 import pytest
 import sentencepiece as spm
 from hypothesis import given, settings
@@ -21,7 +22,9 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
+from corpustok.arrow import read_only, utf8_batch
 from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
+from corpustok.sentencepiece.hf_added import join_segments
 from corpustok.sentencepiece.hf_json import HfSentencePieceTokenizer
 from tests.conftest import EDGE_TEXTS, SHARED_DATA, corpus_lines, emoji_texts, \
     special_texts, udhr_sample_texts
@@ -290,3 +293,35 @@ def test_tokenize_job_gives_hf_ids(tmp_path):
     got = [r["tokens"] for r in sorted(rows, key=lambda r: int(r["id"][1:]))]
     eos = theirs.token_to_id("<eos>")
     assert got == [ids + [eos] for ids in hf_ids(theirs, texts)]
+
+
+@pytest.mark.parametrize("rel", ["gemma-3/tokenizer.json", "mistral-7b-v0.1/tokenizer.json"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_segment_stream_equals_segments_encoded_alone(rel, data):
+    """The kernel's one stream over a batch's segments (``encode_segments``: words, added ids
+    and document ends; decision 0034) equals the readable composition it replaced: each text
+    segment encoded as a document of its own, then the ids joined with the added tokens'
+    (``join_segments``). Batches with empty documents, documents of added tokens only, and
+    runs of Gemma's ``\\n``."""
+    ours, _ = pair(rel)
+    added = sorted(ours._added)[:200] + ["\n", "\n\n", "<s>", "</s>"]
+    pieces = st.one_of(st.text(alphabet=ALPHABET, max_size=12), st.sampled_from(added))
+    texts = data.draw(st.lists(st.lists(pieces, max_size=12).map("".join), min_size=1,
+                               max_size=8))
+    batch = utf8_batch(texts)
+    raw = read_only(np.ascontiguousarray(batch.data, np.uint8))
+    cuts, kinds, doc_first = ours._segments(raw, batch.offsets)
+    kernel = ours._kernel
+    got, got_off, got_replaced = kernel.encode_segments(raw, cuts, kinds, doc_first)
+    seg_ids, seg_off, seg_replaced = kernel.encode_arrays(raw, cuts)  # one segment a document
+    text = kinds < 0
+    counts = np.diff(seg_off)[text]
+    text_off = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=text_off[1:])
+    want, want_off = join_segments(seg_ids[np.repeat(text, np.diff(seg_off))], text_off,
+                                   kinds, doc_first)
+    assert got.tolist() == want.tolist()
+    assert got_off.tolist() == want_off.tolist()
+    assert got_replaced.tolist() == [int(seg_replaced[doc_first[d]:doc_first[d + 1]].sum())
+                                     for d in range(len(texts))]
