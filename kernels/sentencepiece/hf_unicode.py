@@ -79,6 +79,10 @@ def _flush(run, rank, r, dst, j):
 
 @njit(nogil=True, cache=True)
 def nfkd(src, n, dst, tables):
+    """HF's NFKD of UTF-8 ``src[:n]`` into ``dst`` (grown as needed): each character through
+    its decomposition table, each run of non-starters sorted stably by the combining classes
+    read from HF (:func:`_flush`). Returns ``(dst, length)``. O(n) but for a run of marks
+    (insertion sort up to 32, merge sort beyond)."""
     run = np.empty(16, np.int64)
     rank = np.empty(16, np.int64)
     r = 0
@@ -129,6 +133,8 @@ def nfkd(src, n, dst, tables):
 
 @njit(nogil=True, cache=True)
 def strip_accents(src, n, dst, tables):
+    """HF's StripAccents of UTF-8 ``src[:n]`` into ``dst`` (grown as needed): every character
+    its mark table flags is dropped. Returns ``(dst, length)``. O(n)."""
     dst = grown(dst, n)
     j = 0
     i = 0
@@ -149,6 +155,9 @@ def strip_accents(src, n, dst, tables):
 
 @njit(nogil=True, cache=True)
 def lowercase(src, n, dst, tables):
+    """HF's Lowercase of UTF-8 ``src[:n]`` into ``dst`` (grown as needed): ASCII runs at once,
+    any other character through its lowercasing table (one or more code points). Returns
+    ``(dst, length)``. O(n)."""
     dst = grown(dst, n)
     j = 0
     i = 0
