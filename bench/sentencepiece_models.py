@@ -47,6 +47,7 @@ import json
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -158,7 +159,8 @@ def make_encoder(name, family, tmp, threads=1):
 
 
 def worker(args):
-    """One timed run: prints a JSON line ``{cpu, wall, load, first}``, writes the ids."""
+    """One timed run: prints a JSON line ``{cpu, wall, load, first, rss}`` (``rss``: the
+    process's peak resident MiB, documents included), writes the ids."""
     family = FAMILIES[args.family]
     texts, warm = documents(args.mb)
     with tempfile.TemporaryDirectory() as tmp:
@@ -176,7 +178,8 @@ def worker(args):
         cpu, wall = time.process_time() - c, time.perf_counter() - w
         ids, lengths = collect(out)
     np.savez(args.ids, ids=np.asarray(ids, np.int64), lengths=np.asarray(lengths, np.int64))
-    print(json.dumps({"cpu": cpu, "wall": wall, "load": load, "first": first}))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(json.dumps({"cpu": cpu, "wall": wall, "load": load, "first": first, "rss": rss}))
 
 
 def run_once(script, family, name, mb, ids_path, threads=1):
@@ -287,6 +290,7 @@ def run_family(script, args, tmp, family, spec, threads, ref_path, texts, nbytes
                "mb_per_wall_s": round(nbytes / 1e6 / wall, 2),
                "load_cpu_s": round(statistics.median(r["load"] for r in runs[name]), 2),
                "warmup_cpu_s": round(statistics.median(r["first"] for r in runs[name]), 2),
+               "peak_rss_mib": round(max(r["rss"] for r in runs[name])),
                "runs_cpu_s": [round(r["cpu"], 3) for r in runs[name]],
                "runs_wall_s": [round(r["wall"], 3) for r in runs[name]],
                "corpustok_speedup_paired": ratio,
@@ -296,7 +300,7 @@ def run_family(script, args, tmp, family, spec, threads, ref_path, texts, nbytes
         rows.append(row)
         print(f"  {family:13} {name:14} {threads}t {row['mb_per_cpu_s']:7.2f} MB/CPU-s "
               f"{row['mb_per_wall_s']:7.2f} MB/wall-s  cpu {cpu:6.2f} s  wall {wall:6.2f} s  "
-              f"load {row['load_cpu_s']:5.2f} s  corpustok/it cpu {ratio} wall {ratio_wall}  "
+              f"load {row['load_cpu_s']:5.2f} s  RSS {row['peak_rss_mib']:,} MiB  corpustok/it cpu {ratio} wall {ratio_wall}  "
               f"docs differing from {reference}: {check['differ']} "
               f"({check.get('differ_with_control_text', 0)} with control-token text)",
               flush=True)

@@ -26,6 +26,7 @@ shared machine a second core may be busy, so those rows are indicative.
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -177,8 +178,9 @@ def worker(args):
         cpu.append(time.process_time() - c)
         wall.append(time.perf_counter() - w)
     np.savez(args.ids_out, ids=ids, lens=lens)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(json.dumps({"engine": args.worker, "model": args.model, "threads": THREADS,
-                      "docs": len(texts),
+                      "peak_rss_mib": round(rss), "docs": len(texts),
                       "bytes": size, "load_s": load_s, "first_call_s": first_s,
                       "cpu_s": float(np.median(cpu)), "wall_s": float(np.median(wall)),
                       "tokens": int(lens.sum())}))
@@ -234,7 +236,7 @@ def main():
     print(f"== SentencePiece Unigram, threads {args.threads}; {cpu_name}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}; {versions()}")
     print(f"{'model':9} {'engine':14} {'thr':>3} {'MB/s cpu':>9} {'MB/s wall':>9} {'tokens':>10} "
-          f"{'docs differing':>14} {'load s':>7} {'1st call s':>10}")
+          f"{'docs differing':>14} {'load s':>7} {'1st call s':>10} {'RSS MiB':>8}")
     for name in args.models.split(","):
         if FAMILY[name]["json"] is None and ({"hf", "tokie", "corpustok-json"} & set(engines)):
             hf_json(SP_DIR / FAMILY[name]["model"], Path(tmp) / f"{name}.tokenizer.json",
@@ -268,7 +270,7 @@ def main():
             rows.append(row)
             print(f"{name:9} {engine:14} {threads:3} {row['mb_s_cpu']:9.1f} {row['mb_s_wall']:9.1f} "
                   f"{row['tokens']:10,} {row['docs_differing']!s:>14} {row['load_s']:7.2f} "
-                  f"{row['first_call_s']:10.2f}" + (
+                  f"{row['first_call_s']:10.2f} {row['peak_rss_mib']:8,}" + (
                       f"  (docs differing from HF: {row['docs_differing_from_hf']})"
                       if "docs_differing_from_hf" in row else ""), flush=True)
     if args.json:
