@@ -29,6 +29,7 @@ from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
 from corpustok.kernels.sentencepiece.hf_normalize import (LOWERCASE, NFKD, PRECOMPILED, REPLACE,
                                                           SPACE_RUNS as RUNS, STRIP,
                                                           STRIP_ACCENTS, HfNormState,
+                                                          ascii_plain,
                                                           hf_normalize_batch)
 from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, FIRST, NEVER,
                                                         PREPEND, SETTINGS, SPLIT, UNK,
@@ -109,6 +110,7 @@ def norm_state(steps, where):
         content=np.frombuffer(b"".join(content) + b"\x00", np.uint8).copy(),
         content_off=np.array(content_off, np.int64),
         charsmap=np.ascontiguousarray(charsmap, np.uint32), strings=strings,
+        ascii_plain=ascii_plain(np.ascontiguousarray(charsmap, np.uint32)),
         props=grapheme_props(), unicode=hf_unicode_tables()))
 
 

@@ -11,7 +11,10 @@ scratch buffer into the other:
   :func:`cluster_end` over the property table of ``tools/gen_grapheme_props.py``). A cluster
   of fewer than 6 bytes that a charsmap key begins is replaced whole by the replacement of
   the *shortest* such key (HF's ``transform``: the first of ``common_prefix_search``, which
-  stops at a NUL byte); otherwise each character by its own key's replacement, or kept.
+  stops at a NUL byte); otherwise each character by its own key's replacement, or kept. A run
+  of ASCII bytes that are no key alone (``ascii_plain``, read at load time; CR never) is
+  copied at once: two ASCII characters are one cluster only as CR LF, and the run's last
+  byte before a non-ASCII one goes the general way (it may begin ``e`` + U+0301).
 - ``Strip``: White_Space characters off the left and/or right end.
 - ``Replace`` of a string: leftmost, non-overlapping occurrences.
 - ``Replace`` of the regex ``" {2,}"``: every run of two or more spaces.
@@ -41,6 +44,7 @@ HfNormState = namedtuple("HfNormState", [
     "content_off",  # int64 [steps + 1]
     "charsmap",   # uint32 Darts units of the Precompiled step (one zero unit: none)
     "strings",    # uint8: its NUL-terminated replacement strings
+    "ascii_plain",  # uint8 [128]: 1 for an ASCII byte that no charsmap key is (CR: 0)
     "props",      # uint8 [0x110000]: grapheme properties (see tools/gen_grapheme_props.py)
     "unicode",    # HfUnicodeTables of NFKD, STRIP_ACCENTS, LOWERCASE (hf_unicode.py)
 ])
@@ -152,15 +156,43 @@ def _put_string(strings, value, dst, j):
     return dst, j
 
 
+def ascii_plain(trie):
+    """uint8 [128]: 1 for each ASCII byte the Precompiled step keeps as it is (no charsmap key
+    is that byte alone), but CR (it begins the cluster CR LF)."""
+    one = np.zeros(1, np.uint8)
+    plain = np.zeros(128, np.uint8)
+    for c in range(128):
+        one[0] = c
+        plain[c] = c != 13 and not shortest_key(trie, one, 0, 1)[0]
+    return plain
+
+
 @njit(nogil=True, cache=True)
 def _precompiled(src, n, dst, state):
     trie = state.charsmap
     strings = state.strings
     props = state.props
+    plain = state.ascii_plain
     dst = grown(dst, n)
     j = 0
     i = 0
     while i < n:
+        if src[i] < 128 and plain[src[i]]:
+            # a run of plain ASCII: one cluster per byte (two ASCII characters join only as
+            # CR LF, and CR is not plain), each kept; the last one before a non-ASCII byte
+            # may begin a longer cluster (e + U+0301) and goes the general way
+            r = i + 1
+            while r < n and src[r] < 128 and plain[src[r]]:
+                r += 1
+            if r < n and src[r] >= 128:
+                r -= 1
+            dst = grown(dst, j + (r - i))
+            for t in range(i, r):
+                dst[j + t - i] = src[t]
+            j += r - i
+            if r > i:
+                i = r
+                continue
         g = cluster_end(src, i, n, props)
         if g - i < 6:
             found, value = shortest_key(trie, src, i, g)
@@ -211,6 +243,8 @@ def _strip(src, n, dst, left, right):
 def _replace(src, n, dst, pattern, p0, p1, content, c0, c1, space_runs):
     """A string pattern (``space_runs`` 0) or runs of 2+ spaces (1) replaced by content."""
     m = p1 - p0
+    shortest = 2 if space_runs else max(m, 1)
+    dst = grown(dst, n + (n // shortest + 1) * (c1 - c0))  # every hit the shortest
     j = 0
     i = 0
     while i < n:
@@ -227,14 +261,11 @@ def _replace(src, n, dst, pattern, p0, p1, content, c0, c1, space_runs):
                     hit = 0
                     break
         if hit:
-            dst = grown(dst, j + (c1 - c0))
             for t in range(c0, c1):
                 dst[j] = content[t]
                 j += 1
             i += hit
         else:
-            if j >= len(dst):
-                dst = grown(dst, j + 1)
             dst[j] = src[i]
             j += 1
             i += 1

@@ -283,3 +283,70 @@ def test_albert_json_loads(tmp_path):
     assert isinstance(loaded, HfUnigramTokenizer)
     texts = ["\u00c9T\u00c9  ``Stra\u00dfe''  \u0130", "[MASK] ok"]
     assert loaded.encode_batch(texts).to_pylist() == hf_ids(pair(name)[1], texts)
+
+
+# ---- the Precompiled step's ASCII fast path and the word memo -------------------------------
+# a charsmap of our own (sentencepiece's normalization_rule_tsv): ASCII letters mapped alone
+# ('z', 'Q'), ASCII that only begins a key ('k' of "km", 'e' of e + U+0301, 'c' of c + U+0327),
+# CR LF and CR, a control character, and a non-ASCII key
+ASCII_RULES = {"z": "Z", "Q": "q", "km": "KM", "e\u0301": "\u00e9", "c\u0327": "\u00e7",
+               "\r\n": "\n", "\r": " ", "\x07": " ", "\uff21": "A"}
+ASCII_TEXTS = [
+    "e\u0301", "ae\u0301b", "caf\u00e9 cafe\u0301 cafe\u0301\u0301 cafe\u0300", "z\u0301",
+    "kz\u0301m", "km kmz kkm mk", "Quiz QUIZ zzz", "c\u0327a c\u0327\u0327", "a\r\nb", "\r\n",
+    "x\r", "\ra", "\r\r\n\n", "a\r\n\u0301", "abc\u0300def", "a\u200db", "1\ufe0f\u20e3 #\u20e3",
+    "e\u0301" * 5, "ae\u0301" * 3 + "z", "zz\u0327", "ab\ud55c\uad6d", "x\u4e2d\u6587",
+    "tab\there\x07bell", "\uff21\uff21z", "e\u0301\u0301\u0301\u0301\u0301\u0301",
+    "naive\u0308 nai\u0308ve", "a" * 40 + "e\u0301", "the cat the cat the cat",
+    "the " * 50 + "e\u0301 the", "  z  e\u0301  ", "k\u0301m", "ee\u0301e", "\x00e\u0301"]
+
+
+@pytest.fixture(scope="module")
+def ascii_rules_pair(tmp_path_factory):
+    """(ours, HF's) for T5Converter's json of a Unigram model trained here over
+    :data:`ASCII_RULES`."""
+    spm = pytest.importorskip("sentencepiece")
+    folder = tmp_path_factory.mktemp("spm-ascii-rules")
+    tsv = folder / "rules.tsv"
+    tsv.write_text("".join(" ".join(f"{ord(c):X}" for c in a) + "\t" +
+                           " ".join(f"{ord(c):X}" for c in b) + "\n"
+                           for a, b in ASCII_RULES.items()), encoding="utf-8")
+    text = folder / "train.txt"
+    latin = [t for t in udhr_sample_texts() if max(map(ord, t)) < 0x250]
+    text.write_text("\n".join(latin[::3]), encoding="utf-8")
+    prefix = folder / "m"
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(prefix),
+                                   model_type="unigram", vocab_size=800, minloglevel=2,
+                                   num_threads=1, normalization_rule_tsv=str(tsv),
+                                   byte_fallback=True, hard_vocab_limit=False)
+    doc = converted_doc("T5Converter", prefix.with_suffix(".model"), _extra_ids=0,
+                        legacy=True)
+    return HfUnigramTokenizer(doc, "ascii-rules"), Tokenizer.from_str(json.dumps(doc)), doc
+
+
+def test_ascii_fast_path_edges_give_hf_ids(ascii_rules_pair):
+    """Runs of ASCII the charsmap keeps are copied at once, but for the last ASCII character
+    before a non-ASCII byte (it may begin a cluster: e + U+0301), CR (CR LF is one cluster)
+    and ASCII characters that are keys themselves; words seen before in a batch take their
+    ids from a memo. Both against HF on a charsmap that maps ASCII."""
+    ours, theirs, doc = ascii_rules_pair
+    plain = ours._norm.ascii_plain
+    assert [c for c in range(128) if not plain[c]] == [7, 13, ord("Q"), ord("z")]
+    hf_norm = theirs.normalizer.normalize_str
+    # the cluster CR LF takes the shortest key's replacement (CR's), "km" is two clusters
+    assert hf_norm("cafe\u0301 z km k\r\nQ") == "caf\u00e9 Z km k q"
+    texts = ASCII_TEXTS + [a + " " + b for a, b in zip(ASCII_TEXTS, ASCII_TEXTS[1:])]
+    assert first_difference(ours, theirs, texts) is None
+    assert first_difference(ours, theirs, ["\n".join(texts)]) is None  # one memo, repeats
+    ref = Reference(doc)
+    assert ours.encode_batch(texts).to_pylist() == [ref.encode(t) for t in texts]
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(
+    list("aekmzcQq \r\n\t\x07.") + ["e\u0301", "\u0301", "\u0327", "\u200d", "\ufe0f",
+                                    "\u00e9", "\uff21", "\ud55c", "km", "the "]),
+    max_size=16).map("".join), min_size=1, max_size=6))
+def test_ascii_fast_path_hypothesis_texts_give_hf_ids(ascii_rules_pair, texts):
+    ours, theirs, _ = ascii_rules_pair
+    assert first_difference(ours, theirs, texts) is None
