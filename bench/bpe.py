@@ -50,6 +50,7 @@ os.environ["RAYON_NUM_THREADS"] = "1"  # before tokenizers is imported
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, SHARED_CORPUS, banner, cpu_seconds, timed  # noqa: E402
@@ -109,7 +110,6 @@ def corpus_sample(mb, skip_mb=0):
 def _documents(mb, skip_mb):
     """Whole documents of ``../shared/data/corpus-b`` (in file order): those starting after
     ``skip_mb`` MB, up to ``mb`` MB."""
-    import pyarrow.parquet as pq
     files = sorted((SHARED_CORPUS.parent / "corpus-b").glob("part-*.parquet"))
     if not files:
         sys.exit(f"benchmark corpus not found: {SHARED_CORPUS.parent / 'corpus-b'}")

@@ -177,3 +177,11 @@ def char_at(data, i):
                 (np.int64(data[i + 2]) & 0x3F)), 3
     return (((b0 & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12) |
             ((np.int64(data[i + 2]) & 0x3F) << 6) | (np.int64(data[i + 3]) & 0x3F)), 4
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def put_bytes(src, i, m, dst, j):
+    """Copy ``src[i:i + m]`` to ``dst[j:]`` (which has the room); returns ``j + m``."""
+    for t in range(m):
+        dst[j + t] = src[i + t]
+    return j + m

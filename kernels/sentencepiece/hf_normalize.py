@@ -31,7 +31,7 @@ from numba import njit
 from corpustok.kernels.memory.buffers import grown
 from corpustok.kernels.sentencepiece.hf_unicode import lowercase, nfkd, strip_accents
 from corpustok.kernels.sentencepiece.normalize import _darts_offset
-from corpustok.kernels.unicode import char_at
+from corpustok.kernels.unicode import char_at, put_bytes
 
 PRECOMPILED, STRIP, REPLACE, SPACE_RUNS, NFKD, STRIP_ACCENTS, LOWERCASE = 1, 2, 3, 4, 5, 6, 7
 
@@ -187,9 +187,7 @@ def _precompiled(src, n, dst, state):
             if r < n and src[r] >= 128:
                 r -= 1
             dst = grown(dst, j + (r - i))
-            for t in range(i, r):
-                dst[j + t - i] = src[t]
-            j += r - i
+            j = put_bytes(src, i, r - i, dst, j)
             if r > i:
                 i = r
                 continue
@@ -207,9 +205,7 @@ def _precompiled(src, n, dst, state):
                 dst, j = _put_string(strings, value, dst, j)
             else:
                 dst = grown(dst, j + m)
-                for t in range(m):
-                    dst[j + t] = src[i + t]
-                j += m
+                j = put_bytes(src, i, m, dst, j)
             i += m
     return dst, j
 

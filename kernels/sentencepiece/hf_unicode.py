@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from corpustok.kernels.memory.buffers import grown
-from corpustok.kernels.unicode import char_at, put_utf8
+from corpustok.kernels.unicode import char_at, put_bytes, put_utf8
 
 SHORT_RUN = 32
 
@@ -98,9 +98,7 @@ def nfkd(src, n, dst, tables):
             while k < n and src[k] < 0x80:
                 k += 1
             dst = grown(dst, j + (k - i))
-            for t in range(i, k):
-                dst[j] = src[t]
-                j += 1
+            j = put_bytes(src, i, k - i, dst, j)
             i = k
             continue
         cp, m = char_at(src, i)
@@ -146,9 +144,7 @@ def strip_accents(src, n, dst, tables):
             continue
         cp, m = char_at(src, i)
         if not tables.mark[entry(tables, cp)]:
-            for t in range(m):
-                dst[j + t] = src[i + t]
-            j += m
+            j = put_bytes(src, i, m, dst, j)
         i += m
     return dst, j
 
@@ -177,9 +173,7 @@ def lowercase(src, n, dst, tables):
         e = np.int64(tables.lower[entry(tables, cp)])
         if e == 0:
             dst = grown(dst, j + m)
-            for t in range(m):
-                dst[j + t] = src[i + t]
-            j += m
+            j = put_bytes(src, i, m, dst, j)
         else:
             lo, hi = np.int64(tables.lower_off[e - 1]), np.int64(tables.lower_off[e])
             dst = grown(dst, j + 4 * (hi - lo))

@@ -24,6 +24,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.memory.buffers import grown
 from corpustok.kernels.sentencepiece.hf_normalize import is_white_space
 from corpustok.kernels.unicode import char_at
 
@@ -108,9 +109,7 @@ def _viterbi(word, n, model, score, start, ident, path, ids, m):
         n_seg += 1
         end = start[end]
     if len(ids) < m + n + 1:
-        grown_ids = np.empty(2 * len(ids) + n + 1, np.int32)
-        grown_ids[:m] = ids[:m]
-        ids = grown_ids
+        ids = grown(ids, m + n + 1)
     q = n_seg - 1
     a = 0
     while q >= 0:
@@ -277,9 +276,7 @@ def hf_unigram_batch(data, offsets, at_start, model):
                 if slot >= 0:  # seen before in the batch: its ids
                     c = table[slot, 3]
                     if len(ids) < m + c:
-                        grown_ids = np.empty(2 * len(ids) + c, np.int32)
-                        grown_ids[:m] = ids[:m]
-                        ids = grown_ids
+                        ids = grown(ids, m + c)
                     q = table[slot, 2]
                     for k in range(c):
                         ids[m + k] = pool[q + k]
