@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import utf8_batch
+from corpustok.arrow import Utf8Batch
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 
 REPLACEMENT = "\ufffd".encode()  # a token whose bytes are not whole characters decodes to it
@@ -20,7 +20,8 @@ REPLACEMENT = "\ufffd".encode()  # a token whose bytes are not whole characters 
 def seed_texts(text, offsets, most):
     """The texts to seed a cache with, from the tokens' decoded ``text[offsets[k]:offsets[k +
     1]]`` in id order: those of 2 to :data:`FAST_KEY` bytes of well-formed UTF-8, the ``most``
-    lowest ids, lowest last (the most frequent merges win the cache sets they share)."""
+    lowest ids, lowest last (the most frequent merges win the cache sets they share). The
+    reference of :func:`seed_batch`."""
     keep = []
     for k in range(len(offsets) - 1):
         piece = text[offsets[k]:offsets[k + 1]]
@@ -29,6 +30,26 @@ def seed_texts(text, offsets, most):
             if len(keep) == most:
                 break
     return keep[::-1]
+
+
+def seed_batch(text, offsets, most) -> Utf8Batch:
+    """:func:`seed_texts` as a batch, from whole arrays: 0.6 s less of o200k's start-up than
+    the texts one by one and a batch made of them (measured 2026-12-06)."""
+    t = np.frombuffer(text, np.uint8)
+    off = np.asarray(offsets, np.int64)
+    size = np.diff(off)
+    keep = (size >= 2) & (size <= FAST_KEY)
+    if len(t) >= len(REPLACEMENT):  # the tokens whose text holds a U+FFFD
+        at = np.flatnonzero((t[:-2] == REPLACEMENT[0]) & (t[1:-1] == REPLACEMENT[1]) &
+                            (t[2:] == REPLACEMENT[2]))
+        k = np.searchsorted(off, at, side="right") - 1
+        keep[k[at + len(REPLACEMENT) <= off[k + 1]]] = False
+    ids = np.flatnonzero(keep)[:most][::-1]
+    out = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(size[ids], out=out[1:])
+    # byte q of the batch is byte q - out[k] + off[ids[k]] of the text, k its text
+    data = t[np.arange(out[-1]) + np.repeat(off[ids] - out[:-1], size[ids])]
+    return Utf8Batch(data, out, None, None, False, True)
 
 
 class ChunkCaches:
@@ -57,8 +78,7 @@ class ChunkCaches:
         entries."""
         if self._seed is None:
             text, offsets = token_texts()
-            self._seed = utf8_batch(seed_texts(text, np.asarray(offsets),
-                                               FAST_PER_SLOT * self.size))
+            self._seed = seed_batch(text, offsets, FAST_PER_SLOT * self.size)
         return self._seed
 
     def use(self, cache):

@@ -15,6 +15,7 @@ from importlib import resources
 
 import numpy as np
 
+from corpustok.kernels.rank_lines import BASE64, decode_rank_lines
 from corpustok.substrate import SYMBOL_STRINGS
 
 SHORT_TOKEN = 64  # bytes: longer tokens are mapped to symbols with numpy,
@@ -70,9 +71,33 @@ def is_rank_file(head):
 
 def read_rank_file(path):
     """``(vocab {symbol string: rank}, sha256 hex)`` of a tiktoken rank file, or ValueError
-    naming the first bad line."""
+    naming the first bad line. The lines every published file has are decoded in one pass
+    (:func:`corpustok.kernels.rank_lines.decode_rank_lines`); a file with any other line, an
+    empty token or a repeated one is read line by line (:func:`_vocab_by_line`), which gives the
+    same vocabulary or names the line."""
     with open(path, "rb") as f:
         raw = f.read()
+    vocab = _vocab_at_once(raw)
+    if vocab is None:
+        vocab = _vocab_by_line(path, raw)
+    return vocab, hashlib.sha256(raw).hexdigest()
+
+
+def _vocab_at_once(raw):
+    """The vocabulary of rank file bytes ``raw`` from one decoding pass and one symbol string
+    sliced per token, or None when the pass declines a line or a token repeats."""
+    ok, tokens, offsets, ranks = decode_rank_lines(np.frombuffer(raw, np.uint8), BASE64)
+    if not ok or not len(ranks):
+        return None
+    text = str(_BYTE_CPS[tokens].tobytes(), "utf-32-le")
+    o = offsets.tolist()
+    vocab = dict(zip([text[o[k]:o[k + 1]] for k in range(len(ranks))], ranks.tolist()))
+    return vocab if len(vocab) == len(ranks) else None
+
+
+def _vocab_by_line(path, raw):
+    """The vocabulary of rank file bytes ``raw``, a line at a time (the reference of
+    :func:`_vocab_at_once`), or ValueError naming the first bad line."""
     vocab = {}
     for k, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
@@ -91,7 +116,7 @@ def read_rank_file(path):
         vocab[s] = rank
     if not vocab:
         raise ValueError(f"{path}: an empty rank file")
-    return vocab, hashlib.sha256(raw).hexdigest()
+    return vocab
 
 
 def rank_file_parts(path, pretokenizer=None, special_tokens=None, normalize=None):

@@ -16,7 +16,8 @@ import gc
 import logging
 
 from corpustok.pipeline.files import use_options
-from corpustok.pipeline.runtime.startup import start_up_collector, started
+from corpustok.pipeline.runtime.startup import (skip_numba_extensions, start_up_collector,
+                                                started)
 from corpustok.pipeline.runtime.workers import keep_freed_memory, quiet_optional_deps
 
 
@@ -55,8 +56,10 @@ def run():
     """The console script: :func:`main` with Python's cyclic garbage collector paused while
     the process starts (:func:`start_up_collector`), then ``gc.freeze()`` as the process is
     about to end, so that Python's exit skips walking every Beam and Numba object once more
-    (0.1-0.25 s)."""
+    (0.1-0.25 s); other packages' Numba extensions are not loaded
+    (:func:`skip_numba_extensions`)."""
     with start_up_collector():
+        skip_numba_extensions()
         code = main(handle_signals=True)
     gc.freeze()
     return code

@@ -3,7 +3,7 @@ with the driver.
 
 The driver's launcher (``workers._WorkerLauncher``) runs ``python -m
 corpustok.pipeline.runtime.worker_main`` in place of Beam's module, as a direct child. It
-imports nothing of corpustok (``workers`` imports it). The parent-death
+imports nothing of corpustok but ``runtime.startup`` (``workers`` imports it). The parent-death
 signal is set here, in the worker itself: set by the launcher, it would need a ``preexec_fn``,
 which makes ``subprocess`` fork instead of vfork, and a fork of the driver while its gRPC
 threads run crashed some workers at start (a job that then never ended).
@@ -13,6 +13,8 @@ import os
 import runpy
 import signal
 import sys
+
+from corpustok.pipeline.runtime.startup import skip_numba_extensions
 
 BEAM_WORKER = "apache_beam.runners.worker.sdk_worker_main"
 # The collector's thresholds in a worker: a young collection every 50,000 allocations, not
@@ -38,5 +40,6 @@ def die_with_parent():
 if __name__ == "__main__":
     die_with_parent()
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
+    skip_numba_extensions()
     sys.argv[0] = BEAM_WORKER
     runpy.run_module(BEAM_WORKER, run_name="__main__", alter_sys=True)

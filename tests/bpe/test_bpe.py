@@ -14,6 +14,8 @@ from numba import njit
 
 import corpustok
 from corpustok import reference, ube
+from corpustok.arrow import utf8_batch
+from corpustok.bpe.caches import seed_batch, seed_texts
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.kernels.bpe.cache import FAST_PER_SLOT
 from corpustok.kernels.bpe.merge import (BUCKET_MIN, GRID, N_RANK, NODE, bucket_work,
@@ -307,6 +309,32 @@ def seeded(tok):
     batch = tok._caches.seed(tok._token_texts)
     data, off = batch.data.tobytes(), batch.offsets
     return [data[off[k]:off[k + 1]].decode("utf-8") for k in range(len(off) - 1)]
+
+
+def _same_batch(got, ref):
+    """Same texts; ``got`` says what token texts are (well-formed, no nulls)."""
+    return np.array_equal(got.data, ref.data) and np.array_equal(got.offsets, ref.offsets) \
+        and got.valid is None and got.well_formed and not got.binary
+
+
+def test_seed_batch_is_its_reference(gpt2):
+    """The seed batch, made from whole arrays, is the reference's texts one by one: GPT-2's
+    tokens at every cut, and texts whose U+FFFD bytes are whole, cut by the texts' edges (not
+    a token's text, which is decoded, but the cut must not drop them), or at the very start
+    and end."""
+    text, offsets = gpt2._token_texts()
+    for most in (10 ** 9, 40_000, 17, 1):
+        assert _same_batch(seed_batch(text, offsets, most),
+                           utf8_batch(seed_texts(text, np.asarray(offsets), most)))
+    fffd = "\ufffd".encode()
+    pieces = [fffd + b"a", b"ab" + fffd[:2], fffd[2:] + b"cd", b"x", b"y" * 15, b"z" * 16,
+              b"mn", b"p" + fffd, b"\xc3\xa9t", fffd, b"qr"]
+    text = b"".join(pieces)
+    offsets = np.cumsum([0] + [len(p) for p in pieces])
+    for most in (10 ** 9, 3, 1):
+        got = seed_batch(text, offsets, most)
+        assert _same_batch(got, utf8_batch(seed_texts(text, offsets, most)))
+    assert got.data.tobytes() == b"ab" + fffd[:2]  # the lowest id kept: text 0 holds one
 
 
 def test_seeded_cache_serves_what_tiktoken_encodes(gpt2):

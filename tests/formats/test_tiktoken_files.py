@@ -19,8 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpustok
+from corpustok.substrate import SYMBOL_STRINGS
+from corpustok.formats.tiktoken import _vocab_at_once, _vocab_by_line, read_rank_file
 from tests.conftest import (GPT2_4K_RANKS as RANKS, hf_pattern, hf_tokenizer_from_ranks,
-                            read_ranks, reference_pattern, TEST_DATA)
+                            read_ranks, reference_pattern, SHARED_DATA, TEST_DATA)
 from tests.formats.conftest import CHANGED_CATEGORY, newer_code_points, oracle_tables
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.kernels.bpe.merge import BUCKET_MIN, bucket_work, merge_buckets
@@ -102,6 +104,77 @@ def test_bad_rank_files(tmp_path):
         BytePairTokenizer.from_tiktoken(bad, pretokenizer="gpt2")
     with pytest.raises(ValueError, match="unknown pre-tokenizer"):
         BytePairTokenizer.from_tiktoken(RANKS, pretokenizer="gpt5")
+
+
+BYTE_OF = {c: b for b, c in enumerate(SYMBOL_STRINGS[:256])}
+
+
+def _as_bytes(vocab):
+    """A rank file vocabulary ``{symbol string: rank}`` as tiktoken keeps it, ``{bytes: rank}``."""
+    return {bytes(BYTE_OF[c] for c in s): r for s, r in vocab.items()}
+
+
+def test_rank_file_read_at_once_is_tiktoken_and_the_line_reader():
+    """The one-pass reader (kernels/rank_lines.py) gives tiktoken's ``load_tiktoken_bpe`` and
+    the line-by-line reader's vocabulary, in the file's order, for the test file and every
+    rank file of ../shared."""
+    paths = [RANKS] + sorted((SHARED_DATA / "vocab" / "modern").glob("*.tiktoken"))
+    for path in paths:
+        raw = path.read_bytes()
+        fast = _vocab_at_once(raw)
+        assert fast is not None, path
+        assert list(fast.items()) == list(_vocab_by_line(path, raw).items())
+        assert _as_bytes(fast) == tiktoken.load.load_tiktoken_bpe(str(path))
+
+
+@settings(max_examples=60, deadline=None)
+@given(tokens=st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=60,
+                       unique=True),
+       ranks=st.data(),
+       shape=st.sampled_from(["plain", "end", "crlf", "blank", "spaces", "tab", "zeros",
+                              "sign", "bad"]))
+def test_rank_file_shapes_read_at_once_or_by_line_alike(tmp_path_factory, tokens, ranks, shape):
+    """Any file: the one-pass reader reads it as the line reader does, or declines it (and
+    the line reader then reads it or names the bad line); the published shape is never
+    declined, and tiktoken's loader reads what we read."""
+    rank = ranks.draw(st.lists(st.integers(0, 10 ** 12), min_size=len(tokens),
+                               max_size=len(tokens)))
+    lines = [base64.b64encode(t) + b" " + str(r).encode() for t, r in zip(tokens, rank)]
+    sep, tail = b"\n", b"\n"
+    if shape == "end":
+        tail = b""
+    elif shape == "crlf":
+        sep = tail = b"\r\n"
+    elif shape == "blank":
+        lines.insert(len(lines) // 2, b"")
+    elif shape == "spaces":
+        lines[-1] = b" " + lines[-1].replace(b" ", b"  ")
+    elif shape == "tab":
+        lines[0] = lines[0].replace(b" ", b"\t")
+    elif shape == "zeros":
+        lines[0] = lines[0].replace(b" ", b" 000")
+    elif shape == "sign":
+        lines[0] = lines[0].replace(b" ", b" +")
+    elif shape == "bad":
+        lines[-1] = lines[-1].replace(b" ", b"= ", 1)
+    raw = sep.join(lines) + tail
+    path = tmp_path_factory.mktemp("ranks") / "r.tiktoken"
+    path.write_bytes(raw)
+    fast = _vocab_at_once(raw)
+    if shape in ("plain", "end", "zeros"):
+        assert fast is not None
+    try:
+        slow = _vocab_by_line(path, raw)
+    except ValueError as e:
+        assert fast is None and "line" in str(e)
+        with pytest.raises(ValueError, match="line"):
+            read_rank_file(path)
+        return
+    if fast is not None:
+        assert list(fast.items()) == list(slow.items())
+    assert read_rank_file(path)[0] == slow
+    if shape != "bad":
+        assert _as_bytes(slow) == tiktoken.load.load_tiktoken_bpe(str(path))
 
 
 def test_long_chunk_whose_merges_the_buckets_cannot_order(tmp_path):

@@ -59,3 +59,21 @@ def test_the_console_script_ends_start_up(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[False, True] 0 True"
+
+
+def test_other_packages_numba_extensions_are_skipped_and_kernels_still_run():
+    """After skip_numba_extensions (the console script and local workers call it), Numba
+    compiles and runs without importing any installed ``numba_extensions`` entry point's
+    module (awkward's, where gigatoken is installed)."""
+    code = (
+        "import sys\n"
+        "from importlib.metadata import entry_points\n"
+        "from corpustok.pipeline.runtime.startup import skip_numba_extensions\n"
+        "skip_numba_extensions()\n"
+        "from numba import njit\n"
+        "f = njit(lambda x: x + 1)\n"
+        "mods = [e.module.split('.')[0] for e in entry_points(group='numba_extensions')]\n"
+        "print(f(41), [m for m in mods if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["42", "[]"]
