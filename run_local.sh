@@ -42,6 +42,10 @@ setup() {
 }
 
 setup
+# Bytecode for the repository's modules, as pip writes it for an installed package (the
+# install is editable, and an environment may set PYTHONDONTWRITEBYTECODE): each corpustok
+# process then starts 0.25 s sooner (measured 2026-12-06). Up to date, this takes 0.05 s.
+"$VENV/bin/python" -m compileall -q corpustok kernels schemas pipeline > /dev/null
 if [ "${1:-}" = "test" ]; then
     shift
     exec "$VENV/bin/python" -m pytest -q "$@"

@@ -19,7 +19,9 @@ RSS, sampled every 100 ms), the text bytes and the tokens.
 Start-up (interpreter, imports, tokenizer load, Numba compile on a warm cache, Beam's set-up) is
 the same contender run on the first 8 documents, measured apart and reported apart (the
 figures of the whole run include it). Before the rounds, every contender runs once on those 8
-documents (warms the Numba cache and the page cache). Contenders:
+documents (warms the Numba cache and the page cache), and corpustok's modules are compiled to
+bytecode as ``run_local.sh`` and pip do (an environment's PYTHONDONTWRITEBYTECODE would make
+every corpustok process compile them again, the peers' installed modules not). Contenders:
 
 - ``job-1w``, ``job-2w``: ``corpustok tokenize FILES --tokenizer T --out DIR --workers 1|2``
   (the console script beside this interpreter): its own Parquet reading, shards on disk; the
@@ -553,6 +555,8 @@ def main():
         if n not in CONTENDERS:
             sys.exit(f"unknown contender {n!r}: one of {', '.join(CONTENDERS)}")
     os.makedirs(args.work, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "corpustok", "kernels", "schemas",
+                    "pipeline"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     tag = f"{args.mb or 'all'}MB-" + hashlib.sha256("\n".join(files).encode()).hexdigest()[:8]
     inp = prepare_input(files, args.mb, os.path.join(args.work, f"input-{tag}"))
     tiny = prepare_input(files, None, os.path.join(args.work, f"tiny-{tag}"), TINY_DOCS)
