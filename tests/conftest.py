@@ -20,6 +20,7 @@ import json
 import lzma
 import os
 import shutil
+import tempfile
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +37,11 @@ BERT_VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
 GPT2_4K_RANKS = TEST_DATA / "gpt2_4k.tiktoken"  # a 4K-token tiktoken rank file
 if os.environ.get("CORPUSTOK_NO_SHARED"):
     SHARED_DATA = REPO.parent / "shared-hidden-by-CORPUSTOK_NO_SHARED"
+# The suite's memo of rank files' tables (corpustok/bpe/table_cache.py), for it and the
+# processes it starts: never the user's cache folder. Shared by runs (it is keyed by content and
+# code, and bounded).
+os.environ["CORPUSTOK_CACHE_DIR"] = os.path.join(tempfile.gettempdir(),
+                                                 f"corpustok-tests-{os.getuid()}")
 
 
 def shard_files(folder):

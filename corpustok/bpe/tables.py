@@ -2,11 +2,14 @@
 strings, the whole-chunk table, and merges as id pairs, checked as one Numba hash pass
 (:mod:`corpustok.kernels.bpe.token_table`)."""
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
+from corpustok.kernels.bpe.merge import PairTable, build_pair_table
+from corpustok.kernels.bpe.premerge import premerge_table
 from corpustok.kernels.bpe.token_table import (EMPTY, WholeTokens, fill_token_table, lookup_tokens,
-                                                unmergeable)
+                                                token_splits, unmergeable)
 from corpustok.substrate import parse_symbols
 
 def token_table(tok_sym, tok_off, plain):
@@ -37,6 +40,26 @@ def whole_chunk_table(tok_sym, tok_off, plain, sym_id, pairs, merged):
     hard |= unmergeable(tok_sym, tok_off, plain & made, sym_id, pairs)
     slots = token_table(tok_sym, tok_off, hard) if hard.any() else np.empty(0, np.uint64)
     return WholeTokens(slots, tok_sym, tok_off)
+
+
+class RankTables(NamedTuple):
+    """What a tokenizer without a merge list (a rank file: tiktoken's rule) builds from its
+    tokens: the pair table, the pre-merge table and the whole-chunk table."""
+
+    pairs: PairTable
+    pre: np.ndarray
+    whole: WholeTokens
+
+
+def build_rank_tables(tok_sym, tok_off, plain, whole_plain, sym_id):
+    """The :class:`RankTables` of the tokens ``i`` with ``plain[i]`` (symbols
+    ``tok_sym[tok_off[i]:tok_off[i + 1]]``), merged as tiktoken merges (any adjacent pair whose
+    concatenation is a token, by that token's id), those with ``whole_plain[i]`` emitted whole;
+    ``sym_id``: the base symbols' ids. Kept on disk by :mod:`corpustok.bpe.table_cache`."""
+    left, right, merged = token_splits(tok_sym, tok_off, plain)
+    pairs = build_pair_table(left, right, merged, merged)
+    return RankTables(pairs, premerge_table(pairs),
+                      whole_chunk_table(tok_sym, tok_off, whole_plain, sym_id, pairs, merged))
 
 
 MERGE_STEP = 1 << 18  # merges per pass of merge_ids (temporaries of about 60 MB)

@@ -27,12 +27,12 @@ from corpustok.kernels.bpe.encode import BpeModel, encode_docs
 from corpustok.kernels.bpe.merge import build_pair_table
 from corpustok.kernels.bpe.premerge import premerge_table
 from corpustok.kernels.substrate import decode_symbols
-from corpustok.kernels.bpe.token_table import token_splits
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize.patterns import resolve
 from corpustok.pretokenize.specials import special_matcher
 from corpustok.parallel import ThreadPools, check_threads
-from corpustok.bpe.tables import merge_ids, whole_chunk_table
+from corpustok.bpe.table_cache import rank_tables
+from corpustok.bpe.tables import build_rank_tables, merge_ids, whole_chunk_table
 from corpustok.formats.hf import gpt2_files, hf_bpe_model
 from corpustok.formats.json_file import from_json_file
 from corpustok.formats.hf_export import hf_document
@@ -126,16 +126,18 @@ class BytePairTokenizer:
         self._id_to_tok = tokens.tolist()
         self._build_tables(specials, tokens)
         plain = self._exists & ~self._is_special
-        if merges is None:
-            left, right, merged = token_splits(self._tok_sym, self._tok_off, plain)
-            self._pairs = build_pair_table(left, right, merged, merged)
+        self._whole_chunks = bool(whole_chunks)
+        if merges is None:  # a rank file's tables: read from the memo on disk when kept there
+            self._pairs, self._pre, self._whole = rank_tables(
+                self._tok_sym, self._tok_off, plain, plain & self._whole_chunks, self._sym_id,
+                build_rank_tables)
             self._merges = None
         else:
             merged = self._build_merges(merges, strings)
-        self._pre = premerge_table(self._pairs)
-        self._whole_chunks = bool(whole_chunks)
-        self._whole = whole_chunk_table(self._tok_sym, self._tok_off, plain & self._whole_chunks,
-                                        self._sym_id, self._pairs, merged)
+            self._pre = premerge_table(self._pairs)
+            self._whole = whole_chunk_table(self._tok_sym, self._tok_off,
+                                            plain & self._whole_chunks, self._sym_id,
+                                            self._pairs, merged)
         self._pools = ThreadPools()
 
     # ---- construction ------------------------------------------------------------------------

@@ -1,0 +1,169 @@
+"""A memo on disk of the tables a rank file's BPE tokenizer builds: pairs, pre-merge, whole chunks.
+
+A tiktoken rank file has no merge list: its pairs are every cut of every token into two tokens
+(:func:`corpustok.kernels.bpe.token_table.token_splits`), from which the pair table, the
+pre-merge table and the whole-chunk table follow. For o200k that took 0.4 s of every load, and
+so of every job's start-up and every process worker's (measured 2026-12-06), to rebuild the
+same 11 MB each time.
+
+The tables are a function of the tokens' symbols (and which are plain, and which are emitted
+whole) and of the code that builds them, nothing else. They are kept under a key that is the
+sha256 of both: the input arrays' bytes, and the source of every module of
+``corpustok/kernels/bpe/`` and of the Python modules that call them here. A changed vocabulary
+or a changed kernel is a new key, never a stale table. A file that cannot be read back as the
+arrays it should hold (damaged, truncated, another version's) is built again and replaced;
+one that cannot be written (a read-only home, a full disk) is skipped: the memo only ever
+saves time.
+
+Where: ``$CORPUSTOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/corpustok``, else
+``~/.cache/corpustok``; the tables go in its ``bpe-tables/`` folder, one ``<key>.npz`` a
+vocabulary (11 MB for o200k). The folder keeps the :data:`MAX_FILES` files read or written
+last (a hit touches its file); older ones, of vocabularies not used lately or of an earlier
+corpustok, are deleted when a new one is written. An empty ``CORPUSTOK_CACHE_DIR`` turns the
+memo off. Deleting the folder is always safe. Vocabularies of fewer than :data:`MIN_TOKENS`
+tokens build in under 0.05 s and are not kept.
+"""
+import hashlib
+import os
+import tempfile
+import time
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+import numpy as np
+
+import corpustok.kernels.bpe as kernels_bpe
+from corpustok.bpe.tables import RankTables
+from corpustok.kernels.bpe.merge import PairTable
+from corpustok.kernels.bpe.token_table import WholeTokens
+
+TABLES_VERSION = 1  # the layout of a kept file; part of every key
+MIN_TOKENS = 32_768
+MAX_FILES = 16  # files the folder keeps
+STALE_TMP_S = 3600  # a temporary this old is a killed writer's
+FOLDER = "bpe-tables"
+ENV = "CORPUSTOK_CACHE_DIR"
+ARRAYS = ("slots", "new_of_rank", "grid", "buckets", "pre", "whole")
+
+
+def cache_dir():
+    """The memo's folder (see the module docstring), or None when it is turned off."""
+    root = os.environ.get(ENV)
+    if root is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        root = os.path.join(base, "corpustok")
+    return Path(root, FOLDER) if root else None
+
+
+@lru_cache(maxsize=None)
+def code_digest():
+    """sha256 of the source of the modules that build the tables: every module of
+    ``corpustok/kernels/bpe/``, ``corpustok/bpe/tables.py`` and this one."""
+    here = Path(__file__).resolve()
+    paths = sorted(Path(kernels_bpe.__file__).resolve().parent.glob("*.py"))
+    paths += [here.parent / "tables.py", here]
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def tables_key(tok_sym, tok_off, plain, whole_plain, sym_id):
+    """The key of the tables built from these arrays by the current code."""
+    h = hashlib.sha256(f"v{TABLES_VERSION} {code_digest()}".encode())
+    for a in (tok_sym, tok_off, plain, whole_plain, sym_id):
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.view(np.uint8).reshape(-1) if a.size else b"")
+    return h.hexdigest()
+
+
+def rank_tables(tok_sym, tok_off, plain, whole_plain, sym_id, build):
+    """``build(tok_sym, tok_off, plain, whole_plain, sym_id)`` (a
+    :class:`corpustok.bpe.tables.RankTables`; :func:`corpustok.bpe.tables.build_rank_tables`),
+    read from the memo when it holds them, else built and kept there (see the module
+    docstring)."""
+    folder = cache_dir()
+    if folder is None or np.count_nonzero(plain) < MIN_TOKENS:
+        return build(tok_sym, tok_off, plain, whole_plain, sym_id)
+    path = folder / f"{tables_key(tok_sym, tok_off, plain, whole_plain, sym_id)}.npz"
+    tables = _read(path, tok_sym, tok_off)
+    if tables is None:
+        tables = build(tok_sym, tok_off, plain, whole_plain, sym_id)
+        if _write(path, tables):
+            _evict(folder)
+    else:
+        try:
+            os.utime(path)  # used: the last to go
+        except OSError:
+            pass
+    return tables
+
+
+def _read(path, tok_sym, tok_off):
+    """The tables kept at ``path``, or None when it is absent or not what this code writes."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            a = {k: f[k] for k in ARRAYS}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    kinds = {"slots": np.int64, "new_of_rank": np.int32, "grid": np.int32, "buckets": np.int64,
+             "pre": np.int64, "whole": np.uint64}
+    if any(a[k].dtype != kinds[k] for k in ARRAYS) or a["buckets"].shape != ():
+        return None
+    pairs = PairTable(a["slots"], a["new_of_rank"], int(a["buckets"]), a["grid"])
+    return RankTables(pairs, a["pre"], WholeTokens(a["whole"], tok_sym, tok_off))
+
+
+def _write(path, tables):
+    """Keep ``tables`` at ``path``: written under a temporary name in its folder, then renamed
+    over it, so a reader never sees half a file; True when kept. Any OSError (no room, no
+    permission) leaves the memo as it was."""
+    p = tables.pairs
+    arrays = {"slots": p.slots, "new_of_rank": p.new_of_rank, "grid": p.grid,
+              "buckets": np.int64(p.buckets), "pre": tables.pre, "whole": tables.whole.slots}
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.stem[:16] + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+        tmp = None
+        return True
+    except OSError:
+        return False
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _evict(folder):
+    """Delete the memo's files beyond the :data:`MAX_FILES` used last, and temporaries more
+    than :data:`STALE_TMP_S` old (of a process killed while writing): only names this module
+    writes (64 hex digits and ``.npz``; 16 and ``.tmp``), never another file in the folder."""
+    kept, stale = [], []
+    now = time.time()
+    for p in folder.iterdir():
+        key, _, rest = p.name.partition(".")
+        try:
+            if rest == "npz" and _hex(key, 64):
+                kept.append((p.stat().st_mtime, p))
+            elif rest.endswith(".tmp") and _hex(key, 16) and \
+                    p.stat().st_mtime < now - STALE_TMP_S:
+                stale.append(p)
+        except OSError:
+            pass
+    for p in stale + [p for _, p in sorted(kept, reverse=True)[MAX_FILES:]]:
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+def _hex(name, n):
+    return len(name) == n and all(c in "0123456789abcdef" for c in name)

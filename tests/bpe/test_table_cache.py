@@ -1,0 +1,141 @@
+"""The memo on disk of a rank file's BPE tables (corpustok/bpe/table_cache.py): what it gives
+back is what building gives, and a damaged, foreign or unwritable memo costs only time."""
+import os
+
+import numpy as np
+import pytest
+
+import corpustok
+import corpustok.bpe.table_cache as table_cache
+from corpustok.bpe.tables import build_rank_tables
+from tests.conftest import GPT2_4K_RANKS as RANKS, SHARED_DATA, sample_texts
+
+O200K = SHARED_DATA / "vocab" / "modern" / "o200k_base.tiktoken"
+
+
+@pytest.fixture
+def memo(tmp_path, monkeypatch):
+    """The memo in a folder of its own, keeping vocabularies of any size; counts builds."""
+    monkeypatch.setenv(table_cache.ENV, str(tmp_path))
+    monkeypatch.setattr(table_cache, "MIN_TOKENS", 0)
+    builds = []
+
+    def counted(*a):
+        builds.append(1)
+        return build_rank_tables(*a)
+
+    monkeypatch.setattr("corpustok.bpe.tokenizer.build_rank_tables", counted)
+    return tmp_path / table_cache.FOLDER, builds
+
+
+def same_tables(a, b):
+    pa, pb = a._pairs, b._pairs
+    return pa.buckets == pb.buckets and all(
+        x.dtype == y.dtype and np.array_equal(x, y) for x, y in
+        [(pa.slots, pb.slots), (pa.new_of_rank, pb.new_of_rank), (pa.grid, pb.grid),
+         (a._pre, b._pre), (a._whole.slots, b._whole.slots)])
+
+
+def load(path, pretokenizer="gpt2", **kw):
+    return corpustok.BytePairTokenizer.from_tiktoken(path, pretokenizer=pretokenizer, **kw)
+
+
+def built(path, monkeypatch, **kw):
+    with monkeypatch.context() as m:
+        m.setenv(table_cache.ENV, "")  # the memo off: built
+        return load(path, **kw)
+
+
+def test_kept_tables_are_the_built_ones(memo, monkeypatch):
+    folder, builds = memo
+    ref = built(RANKS, monkeypatch)
+    first = load(RANKS)
+    assert len(builds) == 2 and len(list(folder.glob("*.npz"))) == 1
+    again = load(RANKS)
+    assert len(builds) == 2  # read back, not built
+    texts = sample_texts()
+    for tok in (first, again):
+        assert same_tables(tok, ref)
+        assert tok.encode_batch(texts).to_pylist() == ref.encode_batch(texts).to_pylist()
+
+
+def test_each_input_and_each_code_has_its_own_key(memo, monkeypatch):
+    """The vocabulary, the whole-chunk rule and the code that builds the tables are all part
+    of the key: each change is a new file, never another input's tables."""
+    folder, builds = memo
+    vocab = load(RANKS).vocab
+    assert len(builds) == 1
+    corpustok.BytePairTokenizer(vocab, None, substrate="utf8", whole_chunks=True)
+    assert len(builds) == 1  # the same inputs as the file's: read back
+    corpustok.BytePairTokenizer(vocab, None, substrate="utf8", whole_chunks=False)
+    fewer = dict(list(vocab.items())[:-1])
+    corpustok.BytePairTokenizer(fewer, None, substrate="utf8", whole_chunks=True)
+    monkeypatch.setattr(table_cache, "code_digest", lambda: "another corpustok")
+    load(RANKS)
+    assert len(builds) == 4 and len(list(folder.glob("*.npz"))) == 4
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "wrong arrays"])
+def test_a_damaged_file_is_built_again_and_replaced(memo, monkeypatch, damage):
+    folder, builds = memo
+    ref = built(RANKS, monkeypatch)
+    load(RANKS)
+    (path,) = folder.glob("*.npz")
+    raw = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(raw[:len(raw) // 2])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(len(raw)))
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        np.savez(path, slots=np.zeros(3, np.float32))
+    tok = load(RANKS)
+    assert len(builds) == 3 and same_tables(tok, ref)
+    assert path.read_bytes() == raw  # replaced by what building writes
+    load(RANKS)
+    assert len(builds) == 3
+
+
+def test_an_unwritable_folder_costs_only_time(memo, monkeypatch):
+    folder, builds = memo
+    folder.parent.joinpath(table_cache.FOLDER).write_text("a file, not a folder")
+    ref = built(RANKS, monkeypatch)
+    assert same_tables(load(RANKS), ref) and same_tables(load(RANKS), ref)
+    assert len(builds) == 3
+
+
+def test_the_folder_keeps_the_files_used_last_and_nothing_else(memo, monkeypatch):
+    folder, builds = memo
+    monkeypatch.setattr(table_cache, "MAX_FILES", 2)
+    folder.mkdir(parents=True)
+    mine = folder / "notes.txt"
+    mine.write_text("not the memo's")
+    old_tmp = folder / ("0" * 16 + ".killed.tmp")
+    old_tmp.write_bytes(b"half")
+    os.utime(old_tmp, (1, 1))
+    young_tmp = folder / ("1" * 16 + ".writing.tmp")
+    young_tmp.write_bytes(b"half")
+    for k in range(3):
+        monkeypatch.setattr(table_cache, "code_digest", lambda k=k: f"version {k}")
+        load(RANKS)
+    kept = sorted(p.name for p in folder.iterdir())
+    assert len([n for n in kept if n.endswith(".npz")]) == 2
+    assert mine.name in kept and young_tmp.name in kept and old_tmp.name not in kept
+    monkeypatch.setattr(table_cache, "code_digest", lambda: "version 0")  # evicted: built
+    load(RANKS)
+    assert len(builds) == 4
+
+
+def test_o200k_from_the_memo_equals_tiktoken_order(memo, monkeypatch):
+    """A real rank file (../shared's o200k, 200K tokens) read back from the memo: its tables
+    are those built, and it encodes as the built tokenizer does."""
+    if not O200K.exists():
+        pytest.skip("../shared/data is absent")
+    _, builds = memo
+    ref = built(O200K, monkeypatch, pretokenizer="o200k")
+    load(O200K, pretokenizer="o200k")
+    tok = load(O200K, pretokenizer="o200k")
+    assert len(builds) == 2 and same_tables(tok, ref)
+    texts = sample_texts()
+    assert tok.encode_batch(texts).to_pylist() == ref.encode_batch(texts).to_pylist()
