@@ -75,6 +75,7 @@ class Unit:
     row_group: int = -1
     first_row: int = 0
     rows_per_shard: int = 0  # Parquet: slice size chosen from the footer
+    text_bytes: int = 0  # Parquet: the row group's text, uncompressed (footer); else unknown
 
 
 @dataclass

@@ -30,7 +30,7 @@ def parquet_units(path, spec: ReadSpec):
         g = md.row_group(rg)
         nbytes = max(1, g.column(leaf).total_uncompressed_size)
         per = max(1, min(spec.shard_rows, g.num_rows * spec.shard_bytes // nbytes))
-        units.append(Unit(path, "parquet", rg, first, int(per)))
+        units.append(Unit(path, "parquet", rg, first, int(per), int(nbytes)))
         first += g.num_rows
     return units
 

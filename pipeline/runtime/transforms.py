@@ -59,6 +59,16 @@ def plan_inputs(paths, spec: ReadSpec, columns=None):
     return units, errors
 
 
+def largest_first(units):
+    """The units in the order a tokenize job's workers take them: whole JSONL and text files
+    first (their size is unknown before reading, and they are a job's longest units), then
+    Parquet row groups by the size of their text, largest first, ties in input order. The last
+    units to start are then the smallest, and the workers finish together: in input order, a
+    1 GB job's largest row group came last and left one of two workers idle for 1.9 of its
+    14 s (2026-12-06). Shards and manifests do not depend on the order."""
+    return sorted(units, key=lambda u: (u.kind == "parquet", -u.text_bytes))
+
+
 def job_read_spec(config: TokenizeConfig) -> ReadSpec:
     """How a tokenize job's inputs are read, from its configuration."""
     return ReadSpec(config.id_column, config.text_column, config.id_type,
@@ -274,6 +284,7 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
                         WriteShard(out_dir, c.tokenizer_sha256, c.id, c.write_rejects, run_id,
                                    c.columns),
                         files.filesystem_args())
-    results = pbegin | "Units" >> beam.Create(units) | "Shards" >> beam.ParDo(shards)
+    results = pbegin | "Units" >> beam.Create(largest_first(units)) | \
+        "Shards" >> beam.ParDo(shards)
     return results | "WriteRunManifest" >> WriteRunManifest(
         out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths, errors)

@@ -15,12 +15,15 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from corpustok.pipeline.batches import Unit
 from corpustok.pipeline.config import config_hash
 from corpustok.pipeline.jobs.demo import sample_path
 from corpustok.pipeline.jobs.tokenize import RunResult, tokenize
 from corpustok.pipeline.output.layout import ENTRIES_DIR, REJECTS_DIR, RUN_MANIFEST
 from corpustok.pipeline.output.layout import shard_name
 from corpustok.pipeline.output.verify import verify_shards
+from corpustok.pipeline.read.spec import ReadSpec
+from corpustok.pipeline.runtime.transforms import largest_first, plan_inputs
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
 from tests.conftest import GPT2, shard_files
 
@@ -239,6 +242,35 @@ def test_two_workers_are_byte_identical(corpus, inmemory, gpt2_file, tmp_path, w
     assert r.counters["shards_written"] == r.manifest["totals"]["shards"]
     want = {k: v for k, v in _folder_bytes(out).items() if not k.startswith("b" + os.sep)}
     assert _folder_bytes(mp_out) == want
+
+
+def test_units_are_taken_largest_first_and_the_order_changes_no_byte(corpus, inmemory,
+                                                                    gpt2_file, tmp_path,
+                                                                    monkeypatch):
+    """Whole JSONL and text files first, then Parquet row groups by their text's size from the
+    footer, largest first (ties in input order); a job whose units run in the opposite order
+    writes the same bytes."""
+    rows = [{"id": str(k), "text": "word " * (1 + (k * 37) % 400)} for k in range(600)]
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=100)
+    groups, _ = plan_inputs([str(path)], ReadSpec())
+    sizes = [pq.ParquetFile(path).metadata.row_group(u.row_group).column(1)
+             .total_uncompressed_size for u in groups]
+    assert [u.text_bytes for u in groups] == sizes and len(set(sizes)) > 1
+    whole = [Unit("a.jsonl", "jsonl"), Unit("b.txt", "txt")]
+    got = largest_first(groups + whole)
+    assert got[:2] == whole
+    assert [u.text_bytes for u in got[2:]] == sorted(sizes, reverse=True)
+
+    files, _ = corpus
+    out, _ = inmemory
+    default = [f for f in files if not f.endswith("b.parquet")]
+    monkeypatch.setattr("corpustok.pipeline.runtime.transforms.largest_first",
+                        lambda units: list(reversed(largest_first(units))))
+    r = _run(default, str(tmp_path / "reversed"), gpt2_file)
+    assert r.ok
+    want = {k: v for k, v in _folder_bytes(out).items() if not k.startswith("b" + os.sep)}
+    assert _folder_bytes(tmp_path / "reversed") == want
 
 
 def test_bad_thread_count_or_local_mode_refused_before_the_job(corpus, gpt2_file, tmp_path):
