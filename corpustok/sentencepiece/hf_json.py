@@ -53,6 +53,37 @@ def _merge_pair(line):
     return tuple(line) if isinstance(line, list) and len(line) == 2 else None
 
 
+def _merge_ids(merges, vocab):
+    """``(left, right, made)`` int64 id arrays of the merges (``"a b"`` strings or ``[a, b]``
+    lists), or None when one is not two tokens of ``vocab`` whose concatenation is one (then
+    :func:`_check_merges` names it). Whole-list passes: Gemma 3's 514,906 merges one by one
+    took 1.2 s of its load (2026-12-06)."""
+    get = vocab.get
+    try:
+        pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
+        n = len(pairs)
+        left = np.fromiter((get(a, -1) for a, _ in pairs), np.int64, n)
+        right = np.fromiter((get(b, -1) for _, b in pairs), np.int64, n)
+        made = np.fromiter((get(a + b, -1) for a, b in pairs), np.int64, n)
+    except (TypeError, ValueError):  # a merge of another shape, or parts that are not str
+        return None
+    if n and min(left.min(), right.min(), made.min()) < 0:
+        return None
+    return left, right, made
+
+
+def _check_merges(path, merges, vocab):
+    """Raise the ValueError naming the first merge that is not two tokens of ``vocab`` whose
+    concatenation is one (the reference of :func:`_merge_ids`)."""
+    for k, line in enumerate(merges):
+        pair = _merge_pair(line)
+        if pair is None or not all(isinstance(p, str) for p in pair) or pair[0] not in vocab \
+                or pair[1] not in vocab or pair[0] + pair[1] not in vocab:
+            raise ValueError(f"{path}: merge {k} ({line!r}) is not two tokens of the vocab "
+                             "whose concatenation is one")
+    raise AssertionError("merges that _merge_ids refused passed every check")
+
+
 class _Tables:
     """The kernel tables of a tokenizer.json (see the module docstring)."""
 
@@ -82,20 +113,13 @@ class _Tables:
             raise ValueError(f"{path}: byte_fallback without the byte token <0x"
                              f"{reachable[0]:02X}> (a character would be unknown): not "
                              "supported")
-        left, right, merged, made = [], [], [], []
-        for k, line in enumerate(model["merges"]):
-            pair = _merge_pair(line)
-            if pair is None or pair[0] not in vocab or pair[1] not in vocab or \
-                    pair[0] + pair[1] not in vocab:
-                raise ValueError(f"{path}: merge {k} ({line!r}) is not two tokens of the "
-                                 "vocab whose concatenation is one")
-            left.append(vocab[pair[0]])
-            right.append(vocab[pair[1]])
-            merged.append(k)
-            made.append(vocab[pair[0] + pair[1]])
+        ids = _merge_ids(model["merges"], vocab)
+        if ids is None:
+            _check_merges(path, model["merges"], vocab)  # names the first bad merge
+        left, right, made = ids
+        merged = np.arange(len(made), dtype=np.int32)
         if len(merged) >= 1 << ID_BITS:
             raise ValueError(f"{path}: {len(merged)} merges (the kernel packs {ID_BITS} bits)")
-        made = np.array(made, np.int64)
         merge_value = np.arange(len(made), dtype=np.int64) << ID_BITS | made
         char_sym = np.full(0x110000, -1, np.int32)
         for t, i in vocab.items():
@@ -105,8 +129,7 @@ class _Tables:
         while slots < 2 * len(left):
             slots *= 2
         pairs = np.full(slots, -1, np.int64)
-        fill_pairs(pairs, np.array(left, np.int32), np.array(right, np.int32),
-                   np.array(merged, np.int32))
+        fill_pairs(pairs, left.astype(np.int32), right.astype(np.int32), merged)
         # the grid's symbols after ASCII and U+2581: the tokens made by the first lines
         first = np.full(n, np.iinfo(np.int64).max, np.int64)
         np.minimum.at(first, made, np.arange(len(made), dtype=np.int64))

@@ -12,6 +12,7 @@ Where the json and its ``.model`` give different ids, both are checked against t
 oracle (``sentencepiece`` for the ``.model``).
 """
 import json
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -256,6 +257,26 @@ def test_unsupported_shapes_are_named(tmp_path, change, words):
     path = _changed(tmp_path, change)
     with pytest.raises(ValueError, match=words):
         corpustok.load(path)
+
+
+@pytest.mark.parametrize("merge, shown", [
+    ("a c", "'a c'"), ("a", "'a'"), ("a b c", "'a b c'"), (["a", "c"], "['a', 'c']"),
+    (["a", 1], "['a', 1]"), ([["a"], "b"], "[['a'], 'b']"), (["a", "b", "c"], "['a', 'b', 'c']"),
+    (7, "7")])
+def test_a_bad_merge_is_named(merge, shown):
+    """Merges are read a whole list at a time; any merge that is not two tokens whose
+    concatenation is one is named with its line, wherever it stands."""
+    doc = json.loads(_small_json([("a", "b"), ("b", "a"), ("ab", "a")]).to_str())
+    ours = HfSentencePieceTokenizer(doc)
+    assert ours.encode_batch(["abab a"]).to_pylist() == [
+        e.ids for e in _small_json([("a", "b"), ("b", "a"), ("ab", "a")]).encode_batch(
+            ["abab a"], add_special_tokens=False)]
+    for at in (0, 2, 3):
+        bad = json.loads(json.dumps(doc))
+        bad["model"]["merges"].insert(at, merge)
+        with pytest.raises(ValueError, match=rf"merge {at} \({re.escape(shown)}\) is not two "
+                                             "tokens of the vocab"):
+            HfSentencePieceTokenizer(bad)
 
 
 def test_byte_level_reader_names_the_json(tmp_path):
