@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from corpustok.kernels.sentencepiece.model_proto import read_pieces
+
 __all__ = ["SentencePieceModel", "read_model", "parse_model", "NORMAL", "UNKNOWN", "CONTROL",
            "USER_DEFINED", "UNUSED", "BYTE", "UNIGRAM", "BPE"]
 
@@ -154,6 +156,56 @@ def parse_model(data, where="a SentencePiece model"):
     (prefixed by ``where``) for a damaged file or one that asks for something corpustok does
     not run."""
     buf = memoryview(data)
+    pieces, piece_bytes, piece_off, scores, types, spans = \
+        _pieces_at_once(buf) or _pieces_by_field(buf, where)
+    trainer_span, normalizer_span, denormalizer_span = spans
+    try:
+        trainer = _read_spec(buf, trainer_span, TRAINER_FIELDS)
+        normalizer = _read_spec(buf, normalizer_span, NORMALIZER_FIELDS)
+        denormalizer = (_read_spec(buf, denormalizer_span, NORMALIZER_FIELDS)
+                        if denormalizer_span is not None else None)
+    except ProtoError as e:
+        raise ValueError(f"{where}: not a readable ModelProto ({e})") from None
+    model = SentencePieceModel(
+        pieces=pieces, piece_bytes=piece_bytes, piece_off=piece_off, scores=scores,
+        types=types, trainer=trainer, normalizer=normalizer, denormalizer=denormalizer)
+    charsmap = normalizer["precompiled_charsmap"]
+    if charsmap:
+        model.charsmap_trie, model.charsmap_strings = split_charsmap(charsmap, where)
+    problem = unsupported(model)
+    if problem:
+        raise ValueError(f"{where}: {problem}")
+    return model
+
+
+def _pieces_at_once(data):
+    """``(pieces, piece_bytes, piece_off, scores, types, spans)`` of a ``ModelProto`` read by
+    the kernel (:func:`corpustok.kernels.sentencepiece.model_proto.read_pieces`), or None
+    when it declines the file or a piece is not UTF-8 on its own (the reader of
+    :func:`_pieces_by_field`, its reference, then reads it or names the problem)."""
+    ok, piece_bytes, off, bits, kinds, sp = read_pieces(np.frombuffer(data, np.uint8))
+    if not ok or not len(kinds):
+        return None
+    # Every piece is UTF-8 on its own when all of them together are and none starts with a
+    # continuation byte; a piece's characters are then a slice of the whole text.
+    try:
+        text = piece_bytes.tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    starts = (piece_bytes & 0xC0) != 0x80
+    if not starts[off[:-1]].all():
+        return None
+    chars = np.zeros(len(piece_bytes) + 1, np.int64)
+    np.cumsum(starts, out=chars[1:])
+    c = chars[off].tolist()
+    pieces = [text[c[k]:c[k + 1]] for k in range(len(kinds))]
+    spans = [(int(sp[k]), int(sp[k + 1])) if sp[k] >= 0 else None for k in (0, 2, 4)]
+    return pieces, piece_bytes, off, bits.view(np.float32), kinds.astype(np.uint8), spans
+
+
+def _pieces_by_field(buf, where):
+    """:func:`_pieces_at_once`, a field at a time in Python (the reference), with the
+    ValueError of one line for a damaged file."""
     pieces, scores, types = [], [], []
     trainer_span = normalizer_span = denormalizer_span = None
     try:
@@ -180,10 +232,6 @@ def parse_model(data, where="a SentencePiece model"):
                 normalizer_span = value
             elif number == 5 and wire == 2:
                 denormalizer_span = value
-        trainer = _read_spec(buf, trainer_span, TRAINER_FIELDS)
-        normalizer = _read_spec(buf, normalizer_span, NORMALIZER_FIELDS)
-        denormalizer = (_read_spec(buf, denormalizer_span, NORMALIZER_FIELDS)
-                        if denormalizer_span is not None else None)
     except UnicodeDecodeError:
         raise ValueError(f"{where}: a piece is not UTF-8 (damaged file?)") from None
     except ProtoError as e:
@@ -193,18 +241,9 @@ def parse_model(data, where="a SentencePiece model"):
     raw = [p.encode("utf-8") for p in pieces]
     off = np.zeros(len(raw) + 1, np.int64)
     np.cumsum([len(r) for r in raw], out=off[1:])
-    model = SentencePieceModel(
-        pieces=pieces,
-        piece_bytes=np.frombuffer(b"".join(raw), np.uint8).copy(),
-        piece_off=off, scores=np.array(scores, np.float32), types=np.array(types, np.uint8),
-        trainer=trainer, normalizer=normalizer, denormalizer=denormalizer)
-    charsmap = normalizer["precompiled_charsmap"]
-    if charsmap:
-        model.charsmap_trie, model.charsmap_strings = split_charsmap(charsmap, where)
-    problem = unsupported(model)
-    if problem:
-        raise ValueError(f"{where}: {problem}")
-    return model
+    return (pieces, np.frombuffer(b"".join(raw), np.uint8).copy(), off,
+            np.array(scores, np.float32), np.array(types, np.uint8),
+            (trainer_span, normalizer_span, denormalizer_span))
 
 
 def split_charsmap(blob, where=""):
