@@ -25,6 +25,7 @@ import numpy as np
 
 from corpustok.arrow import freeze_arrays, read_only
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
+from corpustok.kernels.sentencepiece.piece_splits import piece_splits
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BEFORE_SPACE,
                                                  CUT_HERE, CUT_WORDS, DUMMY_PREFIX, ESCAPE, GRID,
                                                  HAS_UNUSED, ID_BITS, N_PIECES, NO_CUT,
@@ -163,15 +164,7 @@ def build_tables(model):
     sym_len = np.array([len(p.encode()) for p in pieces] + [len(c.encode()) for c in extra],
                        np.int32)
     rank = _score_ranks(model.scores, mergeable)
-    left, right, merged = [], [], []
-    for i in merge_ids.tolist():
-        p = pieces[i]
-        for k in range(1, len(p)):
-            a, b = sym.get(p[:k]), sym.get(p[k:])
-            if a is not None and b is not None:
-                left.append(a)
-                right.append(b)
-                merged.append(i)
+    left, right, merged = _splits(model, sym, n, extra, merge_ids)
     slots = 16
     while slots < 2 * len(left):
         slots *= 2
@@ -204,6 +197,41 @@ def build_tables(model):
     kernel_normalizes = model.charsmap_trie is None and not (
         spec["remove_extra_whitespaces"] and any(b" " in raw for raw, _ in user))
     return freeze_arrays(tables), kernel_normalizes
+
+
+def _splits(model, sym, n, extra, merge_ids):
+    """``(left, right, merged)``: every cut of each mergeable piece into two symbols
+    (:func:`corpustok.kernels.sentencepiece.piece_splits.piece_splits`; ``sym``: symbol string
+    -> id, the first of repeated pieces, then the ``extra`` characters from id ``n``). Its
+    readable reference is :func:`splits_reference`."""
+    first = np.zeros(n, bool)
+    first[[i for i in sym.values() if i < n]] = True
+    ids = np.flatnonzero(first)
+    off = model.piece_off
+    sizes = off[ids + 1] - off[ids]
+    key_off = np.zeros(len(ids) + len(extra) + 1, np.int64)
+    np.cumsum(np.concatenate([sizes, [len(c.encode()) for c in extra]]).astype(np.int64),
+              out=key_off[1:])
+    at = np.repeat(off[ids] - key_off[:len(ids)], sizes) + np.arange(key_off[len(ids)])
+    key_bytes = np.concatenate([model.piece_bytes[at],
+                                np.frombuffer("".join(extra).encode(), np.uint8)])
+    key_id = np.concatenate([ids, n + np.arange(len(extra))]).astype(np.int64)
+    return piece_splits(key_bytes, key_off, key_id, model.piece_bytes, off,
+                        merge_ids.astype(np.int64))
+
+
+def splits_reference(pieces, sym, merge_ids):
+    """What :func:`_splits` gives, a slice and a lookup each side of each cut."""
+    left, right, merged = [], [], []
+    for i in merge_ids.tolist():
+        p = pieces[i]
+        for k in range(1, len(p)):
+            a, b = sym.get(p[:k]), sym.get(p[k:])
+            if a is not None and b is not None:
+                left.append(a)
+                right.append(b)
+                merged.append(i)
+    return left, right, merged
 
 
 class SentencePieceBpe:

@@ -33,7 +33,8 @@ from corpustok.arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece import reference as ref
 from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
-from corpustok.sentencepiece.bpe import SentencePieceBpe
+from corpustok.sentencepiece import bpe as sp_bpe
+from corpustok.sentencepiece.bpe import SentencePieceBpe, splits_reference
 
 FILES = [f"shared:{f}" for f in SHARED_FILES[:4]] + [f"mistral-common:{f}" for f in PACKAGED]
 
@@ -286,3 +287,56 @@ def test_model_tables_are_read_only():
     ours, _ = pair("mistral-common:tokenizer.model.v1")
     assert isinstance(ours._kernel, SentencePieceBpe)
     assert not any(a.flags.writeable for a in ours._kernel.tables)
+
+
+# ---- the pair table's splits (kernels/sentencepiece/piece_splits.py) ---------------------------
+SPLITS = sp_bpe._splits  # the kernel's, kept before any test replaces it
+
+
+def _split_inputs(pieces):
+    """What build_tables hands the splits: the pieces as a model holds them, the symbols
+    (first of repeated pieces, then the characters no piece is), the mergeable ids (all)."""
+    from types import SimpleNamespace
+    raw = [p.encode() for p in pieces]
+    off = np.zeros(len(raw) + 1, np.int64)
+    np.cumsum([len(r) for r in raw], out=off[1:])
+    model = SimpleNamespace(pieces=list(pieces), piece_off=off,
+                            piece_bytes=np.frombuffer(b"".join(raw), np.uint8))
+    sym = {}
+    for i, p in enumerate(pieces):
+        sym.setdefault(p, i)
+    extra = sorted({c for p in pieces for c in p} - set(sym))
+    for k, c in enumerate(extra):
+        sym[c] = len(pieces) + k
+    return model, sym, extra, np.arange(len(pieces), dtype=np.int64)
+
+
+def _same_splits(model, sym, extra, merge_ids):
+    got = SPLITS(model, sym, len(model.pieces), extra, merge_ids)
+    want = splits_reference(model.pieces, sym, merge_ids)
+    return [a.tolist() for a in got] == [list(w) for w in want]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_splits_of_real_models_are_the_reference(name):
+    """The kernel's splits, in the reference's order (a repeated pair's last merge wins in
+    the pair table), on Llama 2's, Mistral's and Gemma's pieces, the tables' own inputs."""
+    seen = []
+
+    def check(model, sym, n, extra, merge_ids):
+        seen.append(_same_splits(model, sym, extra, merge_ids))
+        return SPLITS(model, sym, n, extra, merge_ids)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(sp_bpe, "_splits", check)
+        SentencePieceTokenizer.from_file(model_path(name))
+    assert seen == [True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9\u2581\u6f22\U0001f600", min_size=1, max_size=6),
+                min_size=1, max_size=40))
+def test_splits_of_any_pieces_are_the_reference(pieces):
+    """Repeated pieces (the first one's id is the symbol), multi-byte characters cut only at
+    their boundaries, characters that are no piece (ids past the vocabulary)."""
+    assert _same_splits(*_split_inputs(pieces))
