@@ -17,9 +17,8 @@ rotates each round). The parent records the wall time, the CPU time (user + syst
 and the processes it waited for, from ``os.wait4``), the peak RSS (the process tree's summed
 RSS, sampled every 100 ms), the text bytes and the tokens.
 Start-up (interpreter, imports, tokenizer load, Numba's cached code and a rank file's kept
-tables loaded, Beam's set-up) is
-the same contender run on the first 8 documents, measured apart and reported apart (the
-figures of the whole run include it). Before the rounds, every contender runs once on those 8
+tables loaded, Beam's set-up) is the same contender run on the first 8 documents, measured
+apart and reported apart (the figures of the whole run include it). Before the rounds, every contender runs once on those 8
 documents (warms the Numba cache and the page cache), and corpustok's modules are compiled to
 bytecode as ``run_local.sh`` and pip do (an environment's PYTHONDONTWRITEBYTECODE would make
 every corpustok process compile them again, the peers' installed modules not). Contenders:
