@@ -11,6 +11,7 @@ merge wins in the pair table, so the order is part of the result.
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.bpe.cache import same_bytes
 from corpustok.kernels.memory.buffers import grown
 
 FNV_OFFSET = np.int64(-3750763034362895579)  # FNV-1a 64-bit offset basis, as an int64
@@ -33,15 +34,8 @@ def _find(slots, key_bytes, key_off, data, a, b, h):
     n = b - a
     while slots[s] >= 0:
         k = slots[s]
-        k0 = key_off[k]
-        if key_off[k + 1] - k0 == n:
-            same = True
-            for t in range(n):
-                if key_bytes[k0 + t] != data[a + t]:
-                    same = False
-                    break
-            if same:
-                return k
+        if key_off[k + 1] - key_off[k] == n and same_bytes(data, a, key_bytes, key_off[k], n):
+            return k
         s = (s + 1) & mask
     return -1
 
