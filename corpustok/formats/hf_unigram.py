@@ -3,12 +3,13 @@
 the others; plain Python, so recognising a file imports no kernel.
 
 Accepted (decision 0037): the model with an ``unk_id`` (HF's fuse_unk is always on), with or
-without byte fallback; a normalizer that is none, or ``Precompiled``, ``Strip``, ``Replace``
-with a string pattern or the regex ``" {2,}"`` (T5's own file), ``NFKD``, ``StripAccents``,
-``Lowercase`` (ALBERT's converted file, decision 0039) in a ``Sequence``; the
-pre-tokenizer ``Metaspace`` alone or after ``WhitespaceSplit`` (what ``transformers`` writes
-for T5, mT5 and ALBERT), replacement U+2581; a ``Metaspace`` decoder (or none); added tokens
-that are not normalized and neither lstrip, rstrip nor single_word.
+without byte fallback, of at most 2**21 tokens (the word cache's ids); a normalizer that is
+none, or ``Precompiled``, ``Strip``, ``Replace`` with a string pattern or the regex ``" {2,}"``
+(T5's own file), ``NFKD``, ``StripAccents``, ``Lowercase`` (ALBERT's converted file, decision
+0039) in a ``Sequence``; the pre-tokenizer ``Metaspace`` alone or after ``WhitespaceSplit``
+(what ``transformers`` writes for T5, mT5 and ALBERT), replacement U+2581; a ``Metaspace``
+decoder (or none); added tokens that are not normalized and neither lstrip, rstrip nor
+single_word.
 """
 import json
 import math
@@ -20,6 +21,7 @@ __all__ = ["is_unigram_doc", "unigram_problem", "normalizer_steps", "pre_tokeniz
 
 WHAT = "an HF tokenizer.json with a Unigram model"
 SPACE_RUNS = " {2,}"  # the only regex Replace we run (T5's tokenizer.json)
+MAX_VOCAB = 1 << 21  # ids the word cache holds (kernels/bpe/cache.py's 21-bit inline ids)
 
 
 def is_unigram_doc(doc):
@@ -85,6 +87,8 @@ def unigram_problem(doc):
             isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and
             isinstance(v[1], (int, float)) and not isinstance(v[1], bool) for v in vocab):
         return f"{WHAT} whose vocab is not a list of [token, score] pairs"
+    if len(vocab) > MAX_VOCAB:
+        return f"{WHAT} of {len(vocab):,} tokens (at most {MAX_VOCAB:,}): not supported"
     unk = model.get("unk_id")
     if not isinstance(unk, int) or isinstance(unk, bool) or not 0 <= unk < len(vocab):
         return (f"{WHAT} without an unk_id inside the vocab (HF fails on an unknown "

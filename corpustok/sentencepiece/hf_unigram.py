@@ -18,6 +18,7 @@ What differs from ``sentencepiece`` on the same model, and why these files follo
 (:func:`corpustok.formats.hf_unigram.unigram_problem`).
 """
 import base64
+import threading
 from importlib import resources
 
 import numpy as np
@@ -26,6 +27,7 @@ from corpustok.arrow import freeze_arrays, read_only
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
+from corpustok.kernels.bpe.cache import chunk_cache
 from corpustok.kernels.sentencepiece.hf_normalize import (LOWERCASE, NFKD, PRECOMPILED, REPLACE,
                                                           SPACE_RUNS as RUNS, STRIP,
                                                           STRIP_ACCENTS, HfNormState,
@@ -44,6 +46,7 @@ from corpustok.sentencepiece.model_file import split_charsmap
 __all__ = ["HfUnigramTokenizer"]
 
 SPACE = "\u2581"
+CACHE_SLOTS = 1 << 15  # general slots of a thread's word cache (33 MB, as SentencePieceBpe)
 _PROPS = None
 UNICODE_STEPS = {"NFKD": NFKD, "StripAccents": STRIP_ACCENTS, "Lowercase": LOWERCASE}
 
@@ -152,6 +155,7 @@ class HfUnigramTokenizer(HfJsonTokenizer):
         self._norm = norm_state(normalizer_steps(doc), source)
         self._has_norm = len(self._norm.kinds) > 0
         self._model, tokens = unigram_model(doc)
+        self._local = threading.local()
         self._clean = _identity_state()
         self._read_added(doc, tokens)
         dec = doc.get("decoder")
@@ -160,6 +164,13 @@ class HfUnigramTokenizer(HfJsonTokenizer):
     @property
     def unk_id(self):
         return int(self._model.settings[UNK])
+
+    def _cache(self):
+        """This thread's word cache (the kernel's memo of a word's ids, kept across calls)."""
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            cache = self._local.cache = chunk_cache(CACHE_SLOTS)
+        return cache
 
     def _encode_part(self, data, offsets, well_formed):
         offsets = read_only(np.ascontiguousarray(offsets, np.int64))
@@ -186,7 +197,8 @@ class HfUnigramTokenizer(HfJsonTokenizer):
         if self._has_norm:
             seg_data, seg_offsets = hf_normalize_batch(seg_data, seg_offsets, self._norm)
             seg_data, seg_offsets = read_only(seg_data), read_only(seg_offsets)
-        ids, id_off = hf_unigram_batch(seg_data, seg_offsets, at_start, self._model)
+        ids, id_off = hf_unigram_batch(seg_data, seg_offsets, at_start, self._model,
+                                       self._cache())
         out, out_off = join_segments(ids, id_off, added, doc_first)
         return out, out_off, replaced
 

@@ -303,3 +303,83 @@ def general_prefetch(cache, h):
     prefetch(cache.key, slot * CACHE_KEY)
     prefetch(cache.ids, slot * CACHE_IDS)
     prefetch(cache.ids, slot * CACHE_IDS + 16)
+
+
+# --- a word's lookup and keeping, whole (the SentencePiece kernels' words) ----------------
+FAST_PART, WIDE_PART, GENERAL_PART, NO_PART = 1, 2, 3, 0  # where a chunk's ids may be cached
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def chunk_key(data, s, e):
+    """``(part, k1, k2, k3, k4, h)`` of chunk ``data[s:e]``: the first part that may hold it
+    by its length (:data:`FAST_PART` up to :data:`FAST_KEY` bytes, :data:`WIDE_PART` up to
+    :data:`WIDE_KEY`, :data:`GENERAL_PART` up to :data:`CACHE_KEY`, else :data:`NO_PART`),
+    its inline key there (zeros for the general part) and its hash."""
+    size = e - s
+    z = np.int64(0)
+    if size <= FAST_KEY:
+        k1, k2, _, _, h = line_key(data, s, e, FAST_WORDS)
+        return FAST_PART, k1, k2, z, z, h
+    if size <= WIDE_KEY:
+        k1, k2, k3, k4, h = line_key(data, s, e, WIDE_WORDS)
+        return WIDE_PART, k1, k2, k3, k4, h
+    if size <= CACHE_KEY:
+        return GENERAL_PART, z, z, z, z, general_hash(data, s, e)
+    return NO_PART, z, z, z, z, z
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def general_get(cache, data, s, e, h, out, j):
+    """The id count of chunk ``data[s:e]`` (hash ``h``) in the general part, its ids copied
+    to ``out[j:]``; -1 when it is not there."""
+    slot = cache_find(cache, data, s, e, h)
+    return cache_get(cache, slot, out, j) if slot >= 0 else -1
+
+
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def chunk_get(cache, data, s, e, part, h, k1, k2, k3, k4, out, j):
+    """The id count of chunk ``data[s:e]`` (``part``, ``h``, ``k1 .. k4``: its
+    :func:`chunk_key`), its ids at ``out[j:]`` (with the slack :func:`line_get` writes), -1
+    on a miss: a fast entry may send the chunk to its wide set (:data:`IN_WIDE`), a wide one
+    to the general part (:data:`IN_GENERAL`)."""
+    if part == FAST_PART:
+        n = line_get(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, k3, k4,
+                     out, j)
+        if n != IN_WIDE:
+            return n
+        k1, k2, k3, k4 = wide_key(k1, k2)
+        part = WIDE_PART
+    if part == WIDE_PART:
+        n = line_get(cache.wide, line_set(cache.wide, WIDE_WORDS, h), WIDE_WORDS, k1, k2, k3, k4,
+                     out, j)
+        if n != IN_GENERAL:
+            return n
+    if part == NO_PART:
+        return np.int64(-1)
+    return general_get(cache, data, s, e, h, out, j)
+
+
+@njit(nogil=True, cache=True, _nrt=False)
+def chunk_keep(cache, data, s, e, h, k1, k2, k3, k4, out, j, n):
+    """Keep chunk ``data[s:e]`` (at most :data:`CACHE_KEY` bytes) -> ``out[j:j + n]`` in the
+    part its length and id count fit (``h``, ``k1 .. k4``: its :func:`chunk_key`); an inline
+    entry of a chunk whose ids do not fit it says where they are (:data:`IN_WIDE`,
+    :data:`IN_GENERAL`). More than :data:`CACHE_IDS` ids are not kept."""
+    if n > CACHE_IDS:
+        return
+    size = e - s
+    if size <= FAST_KEY:
+        if n <= FAST_IDS:
+            line_put(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, 0, 0,
+                     out, j, n)
+            return
+        line_put(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, 0, 0,
+                 out, j, IN_WIDE)
+        k1, k2, k3, k4 = wide_key(k1, k2)
+    if size <= WIDE_KEY:
+        first = line_set(cache.wide, WIDE_WORDS, h)
+        if n <= WIDE_IDS:
+            line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, n)
+            return
+        line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, IN_GENERAL)
+    general_put(cache, data, s, e, h, out, j, n)

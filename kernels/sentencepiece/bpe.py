@@ -40,11 +40,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from corpustok.kernels.bpe.cache import (CACHE_IDS, CACHE_KEY, FAST_IDS, FAST_KEY, FAST_WORDS,
-                                         IN_GENERAL, IN_WIDE, WIDE_IDS, WIDE_KEY, WIDE_WORDS,
-                                         cache_find, cache_get, general_hash, general_put,
-                                         general_prefetch, line_get, line_key, line_put,
-                                         line_set, wide_key)
+from corpustok.kernels.bpe.cache import (FAST_PART, FAST_WORDS, GENERAL_PART, NO_PART,
+                                         WIDE_IDS, WIDE_PART, WIDE_WORDS, chunk_get,
+                                         chunk_keep, chunk_key, general_prefetch, line_set)
 from corpustok.kernels.memory.prefetch import prefetch
 
 # A merge is what a pair of symbols becomes: ``merge_value[m]`` packs its rank (0 the best;
@@ -607,32 +605,6 @@ def _merge_any(model, work, rev, text, s, e, out, j):
     return -1  # the caller allocates (see _merge_long)
 
 
-@njit(nogil=True, cache=True, _nrt=False)
-def _keep(cache, text, s, e, h, k1, k2, k3, k4, out, j, n):
-    """Keep word ``text[s:e]`` -> ``out[j:j + n]`` in the part its length and id count fit
-    (``h``, ``k1 .. k4``: its hash and fast or wide key, see :func:`_cached`); an inline entry
-    of a word whose ids do not fit it says where they are (IN_WIDE, IN_GENERAL)."""
-    if n > CACHE_IDS:
-        return
-    size = e - s
-    if size <= FAST_KEY:
-        if n <= FAST_IDS:
-            line_put(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, 0, 0,
-                     out, j, n)
-            return
-        line_put(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, 0, 0,
-                 out, j, IN_WIDE)
-        k1, k2, k3, k4 = wide_key(k1, k2)
-    if size <= WIDE_KEY:
-        first = line_set(cache.wide, WIDE_WORDS, h)
-        if n <= WIDE_IDS:
-            line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, n)
-            return
-        line_put(cache.wide, first, WIDE_WORDS, k1, k2, k3, k4, out, j, IN_GENERAL)
-    general_put(cache, text, s, e, h, out, j, n)
-
-
-FAST_PART, WIDE_PART, GENERAL_PART, NO_PART = 1, 2, 3, 0  # where a word's ids may be cached
 ONE_BYTE = 4  # a word of one byte: its id from ``one_id`` (see _encode_stream), no cache
 BLOCK = 64  # words cut, keyed and prefetched together
 AHEAD = 16  # words between the prefetch of a word's cache set and its lookup
@@ -643,25 +615,12 @@ KEY_WORDS = 6  # a word's key in a block: k1 .. k4, its hash, its part
 def _word_key(text, s, e, keys, b):
     """Write word ``text[s:e]``'s cache key at ``keys[b:b + KEY_WORDS]``: its fast or wide
     inline key, its hash, its part."""
-    size = e - s
-    if size == 1:
+    if e - s == 1:
         keys[b + 5] = ONE_BYTE
         return
-    if size <= FAST_KEY:
-        k1, k2, _, _, h = line_key(text, s, e, FAST_WORDS)
-        keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, 0, 0
-        keys[b + 5] = FAST_PART
-    elif size <= WIDE_KEY:
-        k1, k2, k3, k4, h = line_key(text, s, e, WIDE_WORDS)
-        keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, k3, k4
-        keys[b + 5] = WIDE_PART
-    elif size <= CACHE_KEY:
-        h = general_hash(text, s, e)
-        keys[b + 5] = GENERAL_PART
-    else:
-        h = np.int64(0)
-        keys[b + 5] = NO_PART
-    keys[b + 4] = h
+    part, k1, k2, k3, k4, h = chunk_key(text, s, e)
+    keys[b], keys[b + 1], keys[b + 2], keys[b + 3] = k1, k2, k3, k4
+    keys[b + 4], keys[b + 5] = h, part
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -676,37 +635,6 @@ def _prefetch_word(cache, keys, b):
         prefetch(cache.wide, first + WIDE_WORDS)
     elif part == GENERAL_PART:
         general_prefetch(cache, h)
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _general_get(cache, text, s, e, h, out, j):
-    slot = cache_find(cache, text, s, e, h)
-    return cache_get(cache, slot, out, j) if slot >= 0 else -1
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _cached(cache, text, s, e, keys, b, out, j):
-    """The id count of the word ``text[s:e]`` keyed at ``keys[b:]`` from the cache (its ids
-    at ``out[j:]``), -1 on a miss. The parts as in :mod:`corpustok.kernels.bpe.encode`: a
-    fast entry (up to FAST_KEY bytes) may send the word to its wide set, a wide one (up to
-    WIDE_KEY) to the general part (up to CACHE_KEY bytes)."""
-    part, h = keys[b + 5], keys[b + 4]
-    k1, k2, k3, k4 = keys[b], keys[b + 1], keys[b + 2], keys[b + 3]
-    if part == FAST_PART:
-        n = line_get(cache.fast, line_set(cache.fast, FAST_WORDS, h), FAST_WORDS, k1, k2, k3, k4,
-                     out, j)
-        if n != IN_WIDE:
-            return n
-        k1, k2, k3, k4 = wide_key(k1, k2)
-        part = WIDE_PART
-    if part == WIDE_PART:
-        n = line_get(cache.wide, line_set(cache.wide, WIDE_WORDS, h), WIDE_WORDS, k1, k2, k3, k4,
-                     out, j)
-        if n != IN_GENERAL:
-            return n
-    if part == NO_PART:
-        return np.int64(-1)
-    return _general_get(cache, text, s, e, h, out, j)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -818,14 +746,15 @@ def _encode_stream(model, cache, work, rev, segs, block, out, out_off):
                     out[j] = o
                     n = 1
             else:
-                n = _cached(cache, text, q, i, keys, b, out, j)
+                n = chunk_get(cache, text, q, i, part, keys[b + 4], keys[b], keys[b + 1],
+                              keys[b + 2], keys[b + 3], out, j)
             if n < 0:
                 n = _merge_any(model, work, rev, text, q, i, out, j)
                 if n < 0:
                     n = _merge_long(model, rev, text, q, i, out, j)
                 elif part != NO_PART and part != ONE_BYTE:
-                    _keep(cache, text, q, i, keys[b + 4], keys[b], keys[b + 1], keys[b + 2],
-                          keys[b + 3], out, j, n)
+                    chunk_keep(cache, text, q, i, keys[b + 4], keys[b], keys[b + 1],
+                               keys[b + 2], keys[b + 3], out, j, n)
             if not fallback and n and j > j0 and out[j - 1] == unk and out[j] == unk:
                 for t in range(n - 1):  # one unknown id for a run across the cut
                     out[j + t] = out[j + t + 1]

@@ -13,9 +13,10 @@ first offer or strictly greater; without a one-character token there, the unknow
 ``min score - 10`` for the character. The best path is read back; adjacent pieces of the
 unknown id are fused and the fused string looked up again (its id when it is a token, else
 its bytes' ``<0xXX>`` tokens with byte fallback when all exist, else the unknown id).
-A word's ids depend on its bytes alone, so words of up to :data:`MEMO_WORD` bytes are
-remembered per batch call (an open-addressing table of FNV-1a hashes, at most half full) and
-a repeat copies its ids instead of running the Viterbi again.
+A word's ids depend on its bytes alone, so they are memoized in the caller's chunk cache
+(:mod:`corpustok.kernels.bpe.cache`, as the BPE kernels' words: bounded, kept per thread
+across batch calls, a pure memo) for words of up to ``CACHE_KEY`` bytes and ``CACHE_IDS``
+ids: a word found there copies its ids instead of running the Viterbi again.
 
 Time O(bytes x longest token); scratch O(longest segment).
 """
@@ -24,6 +25,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from corpustok.kernels.bpe.cache import CACHE_IDS, NO_PART, chunk_get, chunk_keep, chunk_key
 from corpustok.kernels.memory.buffers import grown
 from corpustok.kernels.sentencepiece.hf_normalize import is_white_space
 from corpustok.kernels.unicode import char_at
@@ -146,61 +148,13 @@ def _viterbi(word, n, model, score, start, ident, path, ids, m):
     return ids, m
 
 
-MEMO_WORD = 32      # words of up to this many bytes are remembered (the memo below)
-MEMO_SLOTS = 1 << 15  # slots of the memo at most (entries: half of them)
-FNV_OFFSET = np.int64(-3750763034362895579)  # FNV-1a 64-bit (as a signed int64)
-FNV_PRIME = np.int64(1099511628211)
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _memo_slot(word, a, b, table, keys):
-    """The memo's slot of ``word[a:b]`` (see :func:`hf_unigram_batch`): ``slot`` when the
-    word is there, ``-1 - slot`` of the empty slot it would take when not."""
-    n = b - a
-    h = FNV_OFFSET
-    for k in range(a, b):
-        h = (h ^ np.int64(word[k])) * FNV_PRIME
-    mask = len(table) - 1
-    slot = (h ^ (h >> 29)) & mask
-    while table[slot, 0] >= 0:
-        if table[slot, 1] == n:
-            off = table[slot, 0]
-            same = True
-            for k in range(n):
-                if keys[off + k] != word[a + k]:
-                    same = False
-                    break
-            if same:
-                return slot
-        slot = (slot + 1) & mask
-    return -1 - slot
-
-
-@njit(nogil=True, cache=True, _nrt=False)
-def _memo_put(word, a, b, ids, m0, m, slot, table, keys, pool, used):
-    """Remember ``ids[m0:m]`` as the ids of ``word[a:b]`` in the empty ``slot``, while the
-    memo is at most half full (so that a search always ends at an empty slot)."""
-    if 2 * (used[0] + 1) > len(table):
-        return
-    n = b - a
-    table[slot, 0] = used[1]
-    table[slot, 1] = n
-    table[slot, 2] = used[2]
-    table[slot, 3] = m - m0
-    for k in range(n):
-        keys[used[1] + k] = word[a + k]
-    for k in range(m - m0):
-        pool[used[2] + k] = ids[m0 + k]
-    used[0] += 1
-    used[1] += n
-    used[2] += m - m0
-
-
 @njit(nogil=True, cache=True)
-def hf_unigram_batch(data, offsets, at_start, model):
+def hf_unigram_batch(data, offsets, at_start, model, cache):
     """``(ids int32, id_offsets int64 [n+1])`` of the normalized segments
     ``data[offsets[s]:offsets[s + 1]]``; ``at_start[s]``: segment ``s`` begins its document
-    (for the ``first`` prepend scheme)."""
+    (for the ``first`` prepend scheme). ``cache``: a chunk cache of
+    :func:`corpustok.kernels.bpe.cache.chunk_cache` (the model's ids below 2**21), read and
+    filled: the words' memo."""
     settings = model.settings
     ws_split = settings[WHITESPACE_SPLIT]
     prepend = settings[PREPEND]
@@ -219,13 +173,6 @@ def hf_unigram_batch(data, offsets, at_start, model):
     id_offsets = np.empty(n_seg + 1, np.int64)
     id_offsets[0] = 0
     m = 0
-    slots = 64
-    while slots < MEMO_SLOTS and slots < (offsets[n_seg] - offsets[0]) // 4:
-        slots *= 2
-    table = np.full((slots, 4), -1, np.int64)
-    keys = np.empty(slots // 2 * MEMO_WORD, np.uint8)
-    pool = np.empty(slots // 2 * MEMO_WORD, np.int32)  # a word has at most one id a byte
-    used = np.zeros(3, np.int64)  # the memo's entries, key bytes, ids
     for s in range(n_seg):
         lo, hi = offsets[s], offsets[s + 1]
         i = lo
@@ -270,23 +217,18 @@ def hf_unigram_batch(data, offsets, at_start, model):
                     while b < w and not (word[b] == 0xE2 and b + 2 < w and
                                          word[b + 1] == 0x96 and word[b + 2] == 0x81):
                         b += 1
-                slot = -1
-                if b - a <= MEMO_WORD:
-                    slot = _memo_slot(word, a, b, table, keys)
-                if slot >= 0:  # seen before in the batch: its ids
-                    c = table[slot, 3]
-                    if len(ids) < m + c:
-                        ids = grown(ids, m + c)
-                    q = table[slot, 2]
-                    for k in range(c):
-                        ids[m + k] = pool[q + k]
+                if len(ids) < m + CACHE_IDS:  # room for a hit's ids (and an entry's slack)
+                    ids = grown(ids, m + CACHE_IDS)
+                part, k1, k2, k3, k4, h = chunk_key(word, a, b)
+                c = chunk_get(cache, word, a, b, part, h, k1, k2, k3, k4, ids, m)
+                if c >= 0:  # seen before: its ids
                     m += c
                 else:
                     m0 = m
                     ids, m = _viterbi(word[a:b], b - a, model, score, start, ident, path,
                                       ids, m)
-                    if b - a <= MEMO_WORD:
-                        _memo_put(word, a, b, ids, m0, m, -1 - slot, table, keys, pool, used)
+                    if part != NO_PART:
+                        chunk_keep(cache, word, a, b, h, k1, k2, k3, k4, ids, m0, m - m0)
                 a = b
             i = e
         id_offsets[s + 1] = m

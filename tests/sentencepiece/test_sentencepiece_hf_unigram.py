@@ -31,7 +31,9 @@ from tokenizers import Tokenizer
 
 import corpustok
 from corpustok.arrow import utf8_batch
-from corpustok.formats.hf_unigram import hf_score
+from corpustok.formats.hf_unigram import hf_score, unigram_problem
+from corpustok.kernels.bpe.cache import BYTES, META
+from corpustok.sentencepiece import hf_unigram as hf_unigram_module
 from corpustok.sentencepiece.hf_unigram import HfUnigramTokenizer
 from corpustok.sentencepiece.hf_unigram_reference import Reference
 from corpustok.sentencepiece.model_file import parse_model
@@ -268,6 +270,17 @@ def test_unsupported_shapes_are_named(tmp_path, change, words):
     assert "\n" not in str(raised.value)
 
 
+def test_a_vocab_past_the_word_cache_ids_is_refused():
+    """More than 2**21 tokens: the word cache keeps 21-bit ids; refused in one line."""
+    doc = json.loads(json.dumps(doc_of("legacy:t5/spiece.model")))
+    vocab = doc["model"]["vocab"]
+    vocab += [[f"x{k}", -20.0] for k in range((1 << 21) + 1 - len(vocab))]
+    with pytest.raises(ValueError, match="of 2,097,153 tokens \\(at most 2,097,152\\)"):
+        HfUnigramTokenizer(doc)
+    vocab.pop()
+    assert unigram_problem(doc) is None
+
+
 def test_albert_json_loads(tmp_path):
     """What transformers writes for ALBERT (two string Replaces, NFKD, StripAccents,
     Lowercase, the charsmap, then space runs to one space) loads, from a file through
@@ -285,7 +298,7 @@ def test_albert_json_loads(tmp_path):
     assert loaded.encode_batch(texts).to_pylist() == hf_ids(pair(name)[1], texts)
 
 
-# ---- the Precompiled step's ASCII fast path and the word memo -------------------------------
+# ---- the Precompiled step's ASCII fast path and the word cache ------------------------------
 # a charsmap of our own (sentencepiece's normalization_rule_tsv): ASCII letters mapped alone
 # ('z', 'Q'), ASCII that only begins a key ('k' of "km", 'e' of e + U+0301, 'c' of c + U+0327),
 # CR LF and CR, a control character, and a non-ASCII key
@@ -327,8 +340,8 @@ def ascii_rules_pair(tmp_path_factory):
 def test_ascii_fast_path_edges_give_hf_ids(ascii_rules_pair):
     """Runs of ASCII the charsmap keeps are copied at once, but for the last ASCII character
     before a non-ASCII byte (it may begin a cluster: e + U+0301), CR (CR LF is one cluster)
-    and ASCII characters that are keys themselves; words seen before in a batch take their
-    ids from a memo. Both against HF on a charsmap that maps ASCII."""
+    and ASCII characters that are keys themselves; words seen before take their ids from the
+    word cache. Both against HF on a charsmap that maps ASCII."""
     ours, theirs, doc = ascii_rules_pair
     plain = ours._norm.ascii_plain
     assert [c for c in range(128) if not plain[c]] == [7, 13, ord("Q"), ord("z")]
@@ -337,7 +350,7 @@ def test_ascii_fast_path_edges_give_hf_ids(ascii_rules_pair):
     assert hf_norm("cafe\u0301 z km k\r\nQ") == "caf\u00e9 Z km k q"
     texts = ASCII_TEXTS + [a + " " + b for a, b in zip(ASCII_TEXTS, ASCII_TEXTS[1:])]
     assert first_difference(ours, theirs, texts) is None
-    assert first_difference(ours, theirs, ["\n".join(texts)]) is None  # one memo, repeats
+    assert first_difference(ours, theirs, ["\n".join(texts)]) is None  # repeats in a call
     ref = Reference(doc)
     assert ours.encode_batch(texts).to_pylist() == [ref.encode(t) for t in texts]
 
@@ -350,3 +363,40 @@ def test_ascii_fast_path_edges_give_hf_ids(ascii_rules_pair):
 def test_ascii_fast_path_hypothesis_texts_give_hf_ids(ascii_rules_pair, texts):
     ours, theirs, _ = ascii_rules_pair
     assert first_difference(ours, theirs, texts) is None
+
+
+def cache_texts():
+    """Words for each part of the word cache (kernels/bpe/cache.py) and past it: 4 to 143
+    bytes with their U+2581, at each part's edges, of a few ids or many (dashes; CJK
+    characters: byte fallback, or one unknown id a run), repeated within a text and across
+    texts."""
+    letters = "thequickbrownfoxjumpsoverthelazydog" * 5
+    words = [letters[:n] for n in (1, 2, 12, 13, 28, 29, 60, 125, 126, 140)]  # + U+2581
+    words += ["\u4e2d" * n for n in (1, 2, 5, 6, 11, 12, 21, 22, 42, 43)]
+    words += ["x" + "-" * n for n in (10, 20, 30, 60, 100)] + ["e\u0301" * 20, "z" * 70]
+    return [" ".join(words[k::3] * 2) for k in range(3)] + [" ".join(words)]
+
+
+@pytest.mark.parametrize("slots", [None, 1])
+@pytest.mark.parametrize("source", ["shared:t5/tokenizer.json", "ascii-rules"])
+def test_word_cache_across_batches_and_threads_gives_hf_ids(request, monkeypatch, source,
+                                                            slots):
+    """The word cache is a pure memo: kept by the tokenizer across batch calls, one per
+    thread, of the default size or of one general slot (every part evicting), the words of
+    every part (and those too long or of too many ids to keep) give HF's ids in a first
+    batch, the same words again, and in two threads; on T5's json and on a model with byte
+    fallback."""
+    if slots:
+        monkeypatch.setattr(hf_unigram_module, "CACHE_SLOTS", slots)
+    if source == "ascii-rules":
+        _, theirs, doc = request.getfixturevalue("ascii_rules_pair")
+    else:
+        doc, theirs = doc_of(source), pair(source)[1]
+    ours = HfUnigramTokenizer(doc, source)
+    texts = cache_texts()
+    assert first_difference(ours, theirs, texts) is None
+    cache = ours._cache()
+    assert cache.fast.any() and cache.wide.any() and (cache.meta[BYTES::META] >= 0).any()
+    assert first_difference(ours, theirs, texts[::-1] + [t.upper() for t in texts]) is None
+    assert ours._cache() is cache
+    assert first_difference(ours, theirs, texts * 3, threads=2) is None
