@@ -37,11 +37,24 @@ BERT_VOCAB = TEST_DATA / "bert-base-uncased" / "vocab.txt"
 GPT2_4K_RANKS = TEST_DATA / "gpt2_4k.tiktoken"  # a 4K-token tiktoken rank file
 if os.environ.get("CORPUSTOK_NO_SHARED"):
     SHARED_DATA = REPO.parent / "shared-hidden-by-CORPUSTOK_NO_SHARED"
-# The suite's memo of rank files' tables (corpustok/bpe/table_cache.py), for it and the
-# processes it starts: never the user's cache folder. Shared by runs (it is keyed by content and
-# code, and bounded).
-os.environ["CORPUSTOK_CACHE_DIR"] = os.path.join(tempfile.gettempdir(),
-                                                 f"corpustok-tests-{os.getuid()}")
+
+
+def _test_cache_dir():
+    """The suite's memo of rank files' tables (corpustok/bpe/table_cache.py), for it and the
+    processes it starts: never the user's cache folder. Shared by runs (it is keyed by content
+    and code, and bounded) in a folder of this user's own; a new one when another user holds
+    that name."""
+    path = os.path.join(tempfile.gettempdir(), f"corpustok-tests-{os.getuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        if os.stat(path).st_uid == os.getuid():
+            return path
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="corpustok-tests-")
+
+
+os.environ["CORPUSTOK_CACHE_DIR"] = _test_cache_dir()
 
 
 def shard_files(folder):

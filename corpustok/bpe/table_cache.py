@@ -34,16 +34,17 @@ import numpy as np
 
 import corpustok.kernels.bpe as kernels_bpe
 from corpustok.bpe.tables import RankTables
-from corpustok.kernels.bpe.merge import PairTable
+from corpustok.kernels.bpe.merge import GRID, pair_table
+from corpustok.kernels.memory.hugepages import huge_page_array
 from corpustok.kernels.bpe.token_table import WholeTokens
 
-TABLES_VERSION = 1  # the layout of a kept file; part of every key
+TABLES_VERSION = 2  # the layout of a kept file; part of every key
 MIN_TOKENS = 32_768
 MAX_FILES = 16  # files the folder keeps
 STALE_TMP_S = 3600  # a temporary this old is a killed writer's
 FOLDER = "bpe-tables"
 ENV = "CORPUSTOK_CACHE_DIR"
-ARRAYS = ("slots", "new_of_rank", "grid", "buckets", "pre", "whole")
+ARRAYS = ("slots", "new_of_rank", "pre", "whole")
 
 
 def cache_dir():
@@ -58,14 +59,19 @@ def cache_dir():
 
 @lru_cache(maxsize=None)
 def code_digest():
-    """sha256 of the source of the modules that build the tables: every module of
-    ``corpustok/kernels/bpe/``, ``corpustok/bpe/tables.py`` and this one."""
+    """sha256 of the source of every module of ``corpustok/kernels/`` (the builders and all
+    they call: the pair table's allocation is in ``kernels/memory/``), of
+    ``corpustok/bpe/tables.py`` and of this module; None when a source cannot be read (an
+    install without them): the memo is then off."""
     here = Path(__file__).resolve()
-    paths = sorted(Path(kernels_bpe.__file__).resolve().parent.glob("*.py"))
-    paths += [here.parent / "tables.py", here]
+    kernels = Path(kernels_bpe.__file__).resolve().parents[1]
+    paths = sorted(kernels.rglob("*.py")) + [here.parent / "tables.py", here]
     h = hashlib.sha256()
-    for p in paths:
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    try:
+        for p in paths:
+            h.update(str(p.relative_to(p.parents[1])).encode() + b"\0" + p.read_bytes() + b"\0")
+    except OSError:
+        return None
     return h.hexdigest()
 
 
@@ -85,7 +91,7 @@ def rank_tables(tok_sym, tok_off, plain, whole_plain, sym_id, build):
     read from the memo when it holds them, else built and kept there (see the module
     docstring)."""
     folder = cache_dir()
-    if folder is None or np.count_nonzero(plain) < MIN_TOKENS:
+    if folder is None or np.count_nonzero(plain) < MIN_TOKENS or code_digest() is None:
         return build(tok_sym, tok_off, plain, whole_plain, sym_id)
     path = folder / f"{tables_key(tok_sym, tok_off, plain, whole_plain, sym_id)}.npz"
     tables = _read(path, tok_sym, tok_off)
@@ -102,18 +108,33 @@ def rank_tables(tok_sym, tok_off, plain, whole_plain, sym_id, build):
 
 
 def _read(path, tok_sym, tok_off):
-    """The tables kept at ``path``, or None when it is absent or not what this code writes."""
+    """The tables kept at ``path``, or None when it is absent or not what this code writes:
+    every array of the dtype and shape the kernels index without bounds checks (the pair
+    table's grid and bucket count are recomputed from its slots, as building computes them).
+    The folder is trusted as Numba's own cache is: a file is checked for shape, not for
+    intent."""
     try:
         with np.load(path, allow_pickle=False) as f:
             a = {k: f[k] for k in ARRAYS}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile):
         return None
-    kinds = {"slots": np.int64, "new_of_rank": np.int32, "grid": np.int32, "buckets": np.int64,
-             "pre": np.int64, "whole": np.uint64}
-    if any(a[k].dtype != kinds[k] for k in ARRAYS) or a["buckets"].shape != ():
+    kinds = {"slots": np.int64, "new_of_rank": np.int32, "pre": np.int64, "whole": np.uint64}
+    if any(a[k].dtype != kinds[k] or a[k].ndim != 1 for k in ARRAYS) or \
+            not all(_table_size(len(a[k])) for k in ("slots", "whole")) or \
+            len(a["pre"]) not in (0, GRID * GRID):
         return None
-    pairs = PairTable(a["slots"], a["new_of_rank"], int(a["buckets"]), a["grid"])
+    slots = huge_page_array(len(a["slots"]), np.int64, -1)  # as built: on huge pages
+    slots[:] = a["slots"]
+    pairs = pair_table(slots, a["new_of_rank"])
+    if len(pairs.new_of_rank) and len(pairs.new_of_rank) < pairs.buckets:
+        return None
     return RankTables(pairs, a["pre"], WholeTokens(a["whole"], tok_sym, tok_off))
+
+
+def _table_size(n):
+    """Whether ``n`` is the size of an open-addressing table here: empty, or a power of two
+    of at least 16."""
+    return n == 0 or (n >= 16 and n & (n - 1) == 0)
 
 
 def _write(path, tables):
@@ -121,8 +142,8 @@ def _write(path, tables):
     over it, so a reader never sees half a file; True when kept. Any OSError (no room, no
     permission) leaves the memo as it was."""
     p = tables.pairs
-    arrays = {"slots": p.slots, "new_of_rank": p.new_of_rank, "grid": p.grid,
-              "buckets": np.int64(p.buckets), "pre": tables.pre, "whole": tables.whole.slots}
+    arrays = {"slots": p.slots, "new_of_rank": p.new_of_rank, "pre": tables.pre,
+              "whole": tables.whole.slots}
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +169,11 @@ def _evict(folder):
     writes (64 hex digits and ``.npz``; 16 and ``.tmp``), never another file in the folder."""
     kept, stale = [], []
     now = time.time()
-    for p in folder.iterdir():
+    try:
+        names = list(folder.iterdir())
+    except OSError:
+        return
+    for p in names:
         key, _, rest = p.name.partition(".")
         try:
             if rest == "npz" and _hex(key, 64):

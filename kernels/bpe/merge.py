@@ -108,6 +108,13 @@ def build_pair_table(left, right, new_id, rank=None):
         used = slots >= 0
         slots[used] = (slots[used] & ~ID_MASK) | new_of_rank[slots[used] & ID_MASK]
         new_of_rank = np.empty(0, np.int32)
+    return pair_table(slots, new_of_rank)
+
+
+def pair_table(slots, new_of_rank):
+    """The :data:`PairTable` of filled ``slots`` and ``new_of_rank``: its bucket count and
+    grid computed from the slots (also for tables read back from
+    :mod:`corpustok.bpe.table_cache`)."""
     return PairTable(slots, new_of_rank, _bucket_count(slots), _grid(slots))
 
 

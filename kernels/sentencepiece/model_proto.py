@@ -20,13 +20,17 @@ PIECES, TRAINER, NORMALIZER, DENORMALIZER = 1, 2, 3, 5  # ModelProto's field num
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _varint(buf, at, end):
-    """``(value, next offset)`` of the varint at ``buf[at]``, or ``(0, -1)`` when it runs past
-    ``end`` or past ten bytes. The value is the low 64 bits, as an int64."""
+    """``(value, next offset)`` of the varint at ``buf[at]``, as an int64 (a value of 2**63 or
+    more is negative), or ``(0, -1)`` when it runs past ``end``, past ten bytes, or past 64
+    bits (which the Python reader would keep whole: a field number or a length other than
+    the low bits')."""
     value = np.int64(0)
     shift = 0
     while at < end and shift <= 63:
         b = buf[at]
         at += 1
+        if shift == 63 and b & 0x7F > 1:
+            break
         value |= np.int64(b & 0x7F) << shift
         if b < 0x80:
             return value, at

@@ -41,8 +41,9 @@ def skip_numba_extensions():
     already loaded, so that its first compilation or cache load does not import them.
     corpustok's kernels use none; an installed package's can be costly (awkward, which
     gigatoken brings: 0.14 s of every job, measured 2026-12-06). For corpustok's own processes
-    only (the console script, local workers): a program that calls corpustok's Python API
-    keeps its extensions. Numba keeps the flag in a private global: when it is gone, this does
+    only: the console script, and the local worker processes any job starts (from the command
+    line or the Python API), which run corpustok's steps alone; a program that calls the
+    Python API keeps its extensions in its own process. Numba keeps the flag in a private global: when it is gone, this does
     nothing."""
     from numba.core import entrypoints  # here: only the processes that start corpustok jobs
     if isinstance(getattr(entrypoints, "_already_initialized", None), bool):

@@ -75,7 +75,9 @@ def test_each_input_and_each_code_has_its_own_key(memo, monkeypatch):
     assert len(builds) == 4 and len(list(folder.glob("*.npz"))) == 4
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "wrong arrays"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "wrong arrays", "an .npy",
+                                    "a slots table of 3", "a grid of pre-merges",
+                                    "ranks too few"])
 def test_a_damaged_file_is_built_again_and_replaced(memo, monkeypatch, damage):
     folder, builds = memo
     ref = built(RANKS, monkeypatch)
@@ -88,8 +90,21 @@ def test_a_damaged_file_is_built_again_and_replaced(memo, monkeypatch, damage):
         path.write_bytes(os.urandom(len(raw)))
     elif damage == "empty":
         path.write_bytes(b"")
-    else:
+    elif damage == "wrong arrays":
         np.savez(path, slots=np.zeros(3, np.float32))
+    elif damage == "an .npy":
+        with open(path, "wb") as f:
+            np.save(f, np.zeros(3))
+    else:  # the right arrays and dtypes, a shape the kernels would index past
+        with np.load(path) as f:
+            arrays = {k: f[k] for k in f.files}
+        if damage == "a slots table of 3":
+            arrays["slots"] = np.full(3, -1, np.int64)
+        elif damage == "a grid of pre-merges":
+            arrays["pre"] = np.zeros(5, np.int64)
+        else:
+            arrays["new_of_rank"] = np.zeros(1, np.int32)
+        np.savez(path, **arrays)
     tok = load(RANKS)
     assert len(builds) == 3 and same_tables(tok, ref)
     assert path.read_bytes() == raw  # replaced by what building writes

@@ -97,6 +97,22 @@ def test_any_model_proto_read_at_once_or_by_field_alike(data):
         assert same(fast, slow)
 
 
+def test_varints_past_64_bits_are_left_to_the_reference():
+    """A key or a length whose varint holds more than 64 bits: the Python reader keeps the
+    whole value (an unknown field number it skips; a length past the message it refuses); the
+    kernel declines rather than read the low bits as field 1 or a short length."""
+    piece = field(1, 2, field(1, 2, b"<unk>") + field(3, 0, 2))
+    msg = field(1, 2, b"x")  # a piece's message, under a key of 2**64 + 10 (field 2**61 + 1)
+    long_key = bytes([0x8A] + [0x80] * 8 + [0x02]) + varint(len(msg)) + msg
+    long_length = b"\x0a" + bytes([0x85] + [0x80] * 8 + [0x02]) + b"x"
+    for data in (piece + long_key + piece, piece + long_length):
+        buf = memoryview(data)
+        assert _pieces_at_once(buf) is None
+    assert _pieces_by_field(memoryview(piece + long_key + piece), "m")[0] == ["<unk>", "<unk>"]
+    with pytest.raises(ValueError, match="runs past its message"):
+        _pieces_by_field(memoryview(piece + long_length), "m")
+
+
 def test_a_damaged_model_is_still_named():
     good = field(1, 2, field(1, 2, b"<unk>") + field(3, 0, 2)) + \
         field(1, 2, field(1, 2, "\u2581the".encode()) + field(3, 0, 1)) + \
