@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import Utf8Batch
+from corpustok.arrow import Utf8Batch, gather_ranges
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 
 REPLACEMENT = "\ufffd".encode()  # a token whose bytes are not whole characters decodes to it
@@ -45,11 +45,8 @@ def seed_batch(text, offsets, most) -> Utf8Batch:
         k = np.searchsorted(off, at, side="right") - 1
         keep[k[at + len(REPLACEMENT) <= off[k + 1]]] = False
     ids = np.flatnonzero(keep)[:most][::-1]
-    out = np.zeros(len(ids) + 1, np.int64)
-    np.cumsum(size[ids], out=out[1:])
-    # byte q of the batch is byte q - out[k] + off[ids[k]] of the text, k its text
-    data = t[np.arange(out[-1]) + np.repeat(off[ids] - out[:-1], size[ids])]
-    return Utf8Batch(data, out, None, None, False, True)
+    data, offsets = gather_ranges(t, off[ids], size[ids])
+    return Utf8Batch(data, offsets, None, None, False, True)
 
 
 class ChunkCaches:

@@ -25,14 +25,13 @@ tokens build in under 0.05 s and are not kept.
 """
 import hashlib
 import os
-import tempfile
 import time
-import zipfile
 from functools import lru_cache
 from pathlib import Path
 import numpy as np
 
 import corpustok.kernels.bpe as kernels_bpe
+from corpustok.array_files import read_arrays, write_arrays
 from corpustok.bpe.tables import RankTables
 from corpustok.kernels.bpe.merge import GRID, pair_table
 from corpustok.kernels.memory.hugepages import huge_page_array
@@ -113,10 +112,8 @@ def _read(path, tok_sym, tok_off):
     table's grid and bucket count are recomputed from its slots, as building computes them).
     The folder is trusted as Numba's own cache is: a file is checked for shape, not for
     intent."""
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            a = {k: f[k] for k in ARRAYS}
-    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile):
+    a = read_arrays(path)
+    if a is None or any(k not in a for k in ARRAYS):
         return None
     kinds = {"slots": np.int64, "new_of_rank": np.int32, "pre": np.int64, "whole": np.uint64}
     if any(a[k].dtype != kinds[k] or a[k].ndim != 1 for k in ARRAYS) or \
@@ -138,29 +135,17 @@ def _table_size(n):
 
 
 def _write(path, tables):
-    """Keep ``tables`` at ``path``: written under a temporary name in its folder, then renamed
-    over it, so a reader never sees half a file; True when kept. Any OSError (no room, no
-    permission) leaves the memo as it was."""
+    """Keep ``tables`` at ``path`` (:func:`corpustok.array_files.write_arrays`: whole or not at
+    all); True when kept. Any OSError (no room, no permission) leaves the memo as it was."""
     p = tables.pairs
     arrays = {"slots": p.slots, "new_of_rank": p.new_of_rank, "pre": tables.pre,
               "whole": tables.whole.slots}
-    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.stem[:16] + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-        tmp = None
+        write_arrays(path, arrays)
         return True
     except OSError:
         return False
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def _evict(folder):

@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, read_only
+from corpustok.arrow import freeze_arrays, gather_ranges, read_only
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.sentencepiece.piece_splits import piece_splits
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BEFORE_SPACE,
@@ -208,13 +208,11 @@ def _splits(model, sym, n, extra, merge_ids):
     first[[i for i in sym.values() if i < n]] = True
     ids = np.flatnonzero(first)
     off = model.piece_off
-    sizes = off[ids + 1] - off[ids]
-    key_off = np.zeros(len(ids) + len(extra) + 1, np.int64)
-    np.cumsum(np.concatenate([sizes, [len(c.encode()) for c in extra]]).astype(np.int64),
-              out=key_off[1:])
-    at = np.repeat(off[ids] - key_off[:len(ids)], sizes) + np.arange(key_off[len(ids)])
-    key_bytes = np.concatenate([model.piece_bytes[at],
-                                np.frombuffer("".join(extra).encode(), np.uint8)])
+    pieces, piece_off = gather_ranges(model.piece_bytes, off[ids], off[ids + 1] - off[ids])
+    extra_bytes = [c.encode() for c in extra]
+    key_off = np.concatenate([piece_off, piece_off[-1] + np.cumsum(
+        [len(b) for b in extra_bytes], dtype=np.int64)])
+    key_bytes = np.concatenate([pieces, np.frombuffer(b"".join(extra_bytes), np.uint8)])
     key_id = np.concatenate([ids, n + np.arange(len(extra))]).astype(np.int64)
     return piece_splits(key_bytes, key_off, key_id, model.piece_bytes, off,
                         merge_ids.astype(np.int64))

@@ -23,7 +23,7 @@ from importlib import resources
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, read_only
+from corpustok.arrow import freeze_arrays, gather_ranges, read_only
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
@@ -185,12 +185,8 @@ class HfUnigramTokenizer(HfJsonTokenizer):
         if text.all():  # no added token in the part: the segments are the cuts
             seg_data, seg_offsets = data, read_only(np.ascontiguousarray(cuts, np.int64))
         else:  # the text segments gathered into a batch of their own
-            lengths = ends - starts
-            seg_offsets = np.zeros(len(lengths) + 1, np.int64)
-            np.cumsum(lengths, out=seg_offsets[1:])
-            at = np.arange(seg_offsets[-1], dtype=np.int64) + \
-                np.repeat(starts - seg_offsets[:-1], lengths)
-            seg_data, seg_offsets = read_only(data[at]), read_only(seg_offsets)
+            seg_data, seg_offsets = gather_ranges(data, starts, ends - starts)
+            seg_data, seg_offsets = read_only(seg_data), read_only(seg_offsets)
         at_start = np.zeros(len(added), np.uint8)  # a document's first segment
         at_start[doc_first[:-1]] = 1
         at_start = read_only(at_start[text])

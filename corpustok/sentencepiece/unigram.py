@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from corpustok.arrow import read_only
+from corpustok.arrow import gather_ranges, read_only
 from corpustok.kernels.sentencepiece.trie import build
 from corpustok.kernels.sentencepiece.unigram import SCORE_RESET, UnigramState, unigram_batch
 from corpustok.sentencepiece.model_file import NORMAL, UNKNOWN, USER_DEFINED
@@ -26,12 +26,8 @@ def unigram_state(model):
     types = model.types
     keep = np.flatnonzero((types == NORMAL) | (types == USER_DEFINED))
     off = model.piece_off
-    lengths = off[keep + 1] - off[keep]
-    key_off = np.zeros(len(keep) + 1, np.int64)
-    np.cumsum(lengths, out=key_off[1:])
-    # the kept pieces' bytes, gathered (no Python loop over 250K pieces)
-    at = np.arange(key_off[-1], dtype=np.int64) + np.repeat(off[keep] - key_off[:-1], lengths)
-    da, piece = build(model.piece_bytes[at], key_off, keep.astype(np.int64))
+    keys, key_off = gather_ranges(model.piece_bytes, off[keep], off[keep + 1] - off[keep])
+    da, piece = build(keys, key_off, keep.astype(np.int64))
     scores = model.scores.astype(np.float32).copy()
     user = np.flatnonzero(types == USER_DEFINED)
     scores[user] = (0.1 * (off[user + 1] - off[user] - 1)).astype(np.float32)

@@ -10,12 +10,12 @@ import functools
 import hashlib
 import json
 import os
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from corpustok.array_files import read_arrays, write_arrays
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok.arrow import (id_lists, list_array, read_only, replace_surrogates, string_array,
                              utf8_batch)
@@ -312,20 +312,13 @@ class WordPiece:
 
     def _load_or_build(self, cache):
         key = self._key()
-        if cache is not None and os.path.exists(cache):
-            try:
-                with np.load(cache) as z:
-                    if str(z["key"]) == key:
-                        return {k: z[k] for k in z.files if k != "key"}
-            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-                pass  # unreadable or from another version: rebuilt and replaced below
+        kept = read_arrays(cache) if cache is not None else None
+        if kept is not None and "key" in kept and str(kept.pop("key")) == key:
+            return kept
+        # absent, unreadable or from another version: built, and replaced whole
         arrays = self._build()
         if cache is not None:
-            # Written aside and renamed: workers sharing the cache never read half a file.
-            tmp = f"{cache}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz"
-                np.savez(f, key=np.array(key), **arrays)
-            os.replace(tmp, cache)
+            write_arrays(cache, {"key": np.array(key), **arrays})
         return arrays
 
     def _build(self):

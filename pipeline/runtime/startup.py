@@ -45,6 +45,8 @@ def skip_numba_extensions():
     line or the Python API), which run corpustok's steps alone; a program that calls the
     Python API keeps its extensions in its own process. Numba keeps the flag in a private global: when it is gone, this does
     nothing."""
-    from numba.core import entrypoints  # here: only the processes that start corpustok jobs
+    # here: a local worker imports this module before it raises its collector's thresholds
+    # (worker_main), and importing Numba makes the objects those thresholds are for
+    from numba.core import entrypoints
     if isinstance(getattr(entrypoints, "_already_initialized", None), bool):
         entrypoints._already_initialized = True

@@ -15,6 +15,7 @@ unknown characters without byte fallback; user-defined and UNUSED pieces). The o
 text (``<s>``) is text.
 """
 import time
+from types import SimpleNamespace
 from functools import lru_cache
 from pathlib import Path
 
@@ -296,7 +297,6 @@ SPLITS = sp_bpe._splits  # the kernel's, kept before any test replaces it
 def _split_inputs(pieces):
     """What build_tables hands the splits: the pieces as a model holds them, the symbols
     (first of repeated pieces, then the characters no piece is), the mergeable ids (all)."""
-    from types import SimpleNamespace
     raw = [p.encode() for p in pieces]
     off = np.zeros(len(raw) + 1, np.int64)
     np.cumsum([len(r) for r in raw], out=off[1:])
