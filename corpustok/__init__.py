@@ -11,6 +11,7 @@ import importlib
 import os
 
 from corpustok.moved import keep_old_names
+from corpustok.numba_cache import refresh as _refresh_numba_cache
 
 __version__ = "0.1.0"
 __all__ = ["WordPiece", "BytePairTokenizer", "SentencePieceTokenizer", "Tokenizer", "Utf8Batch",
@@ -24,6 +25,12 @@ __all__ = ["WordPiece", "BytePairTokenizer", "SentencePieceTokenizer", "Tokenize
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if not os.path.isdir(os.path.join(_HERE, "kernels")):
     __path__.append(os.path.dirname(_HERE))
+
+# Numba's cache of the kernels is emptied when a kernel's source changed: Numba checks only a
+# function's own file, not those of the kernels compiled into it (corpustok/numba_cache.py).
+_refresh_numba_cache(os.path.join(_HERE if os.path.isdir(os.path.join(_HERE, "kernels"))
+                                  else os.path.dirname(_HERE), "kernels"),
+                     os.environ.get("NUMBA_CACHE_DIR"))
 
 # Old module name -> the module it is now (corpustok/moved.py): names the docs gave users.
 MOVED = {"ube": "substrate", "bpe_train": "bpe.train", "hf_export": "formats.hf_export"}

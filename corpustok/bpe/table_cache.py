@@ -33,6 +33,7 @@ import numpy as np
 import corpustok.kernels.bpe as kernels_bpe
 from corpustok.array_files import read_arrays, write_arrays
 from corpustok.bpe.tables import RankTables
+from corpustok.numba_cache import sources_digest
 from corpustok.kernels.bpe.merge import GRID, pair_table
 from corpustok.kernels.memory.hugepages import huge_page_array
 from corpustok.kernels.bpe.token_table import WholeTokens
@@ -63,12 +64,13 @@ def code_digest():
     ``corpustok/bpe/tables.py`` and of this module; None when a source cannot be read (an
     install without them): the memo is then off."""
     here = Path(__file__).resolve()
-    kernels = Path(kernels_bpe.__file__).resolve().parents[1]
-    paths = sorted(kernels.rglob("*.py")) + [here.parent / "tables.py", here]
-    h = hashlib.sha256()
+    kernels = sources_digest(Path(kernels_bpe.__file__).resolve().parents[1])
+    if kernels is None:
+        return None
+    h = hashlib.sha256(kernels.encode())
     try:
-        for p in paths:
-            h.update(str(p.relative_to(p.parents[1])).encode() + b"\0" + p.read_bytes() + b"\0")
+        for p in (here.parent / "tables.py", here):
+            h.update(b"\0" + p.read_bytes())
     except OSError:
         return None
     return h.hexdigest()

@@ -405,13 +405,22 @@ def _file(node, n, k, j, pairs, extra, extra_head, used):
 @njit(nogil=True, cache=True, _nrt=False)
 def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
     """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
-    (the leftmost-first rule); returns ``(entries used, highest value filed)``, or ``(-1, _)``
+    (the leftmost-first rule); a chain is pairs of ``v`` that overlap or have one pair
+    between them (merging the left one makes the right one its neighbour); returns ``(entries used, highest value filed)``, or ``(-1, _)``
     at a merge that makes a pair of value ``v`` or lower (the table's order is not one the
     buckets can follow)."""
     while True:  # to the chain's left end
         p = node[NODE * k + N_PREV]
+        if p < 0:
+            break
+        if node[NODE * p + N_RANK] == v:  # overlapping pairs
+            k = p
+            continue
+        p = node[NODE * p + N_PREV]
         if p < 0 or node[NODE * p + N_RANK] != v:
             break
+        # one pair between two of v: merging the left one first (BPE's order) makes the pair
+        # between them (t, ids[k]), which must be checked before k's pair is merged
         k = p
     t = merged_id(pairs.new_of_rank, v)
     while True:  # merge along the chain
@@ -446,8 +455,9 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
     its own order value or lower. The buckets of order values are emptied lowest first. That
     is BPE's order as long as each merge makes only pairs of higher values: a bucket, once
     reached, gets no more positions, and the pairs of one value touch each other only in
-    chains of consecutive pairs, each merged from its left end, as the leftmost-first rule
-    does. It holds for every merge of a vocabulary learned merge after merge (GPT-2's, HF's);
+    chains (pairs that overlap or have one pair between them), each merged from its left
+    end, as the leftmost-first rule does: the order in which a bucket lists its positions
+    does not matter. It holds for every merge of a vocabulary learned merge after merge (GPT-2's, HF's);
     a rank file may have tokens made from later tokens, and where a chunk makes such a
     merge BPE's next step may lie in a bucket already passed.
 

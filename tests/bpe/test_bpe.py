@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numba import njit
 
@@ -250,8 +250,23 @@ def test_buckets_refuse_a_merge_made_of_a_later_token():
     assert _buckets_or_refusal(in_order, [0, 1, 1]) == ([4], [4])
 
 
+# Two pairs (3, 1) of value 13 with the pair (1, 3) between them, both made by merges of value
+# 5 and listed right one first: BPE merges the left one first, which makes (7, 3) of value 2.
+# The buckets merged the right one first, made (1, 7) and (7, 7), of no value, and gave [7, 7].
+GAP_OF_ONE = ({(1, 1): (6, 2), (0, 0): (5, 3), (2, 0): (11, 4), (0, 4): (9, 5), (2, 4): (10, 6),
+               (12, 0): (10, 6), (3, 1): (13, 7), (4, 3): (12, 8), (2, 5): (3, 9), (4, 4): (3, 9),
+               (2, 13): (14, 10), (6, 1): (14, 10), (7, 3): (2, 11), (2, 2): (4, 12),
+               (4, 1): (7, 13), (0, 5): (8, 14), (3, 4): (8, 14)}, [0, 0, 1, 0, 0, 1])
+
+
+def test_buckets_merge_pairs_one_apart_left_first():
+    assert leftmost_lowest(GAP_OF_ONE[1], GAP_OF_ONE[0]) == [11, 1]
+    assert _buckets_or_refusal(*GAP_OF_ONE) == (None, [11, 1])
+
+
 @settings(max_examples=300, deadline=None)
 @given(rank_cases())
+@example(GAP_OF_ONE)
 def test_buckets_on_rank_files_are_bpe_or_refuse(case):
     """On rank-file tables (tokens made from later tokens, every split a pair) the buckets
     either give BPE's ids or refuse before touching them (both happen: the cases above)."""

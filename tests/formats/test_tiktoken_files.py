@@ -264,3 +264,52 @@ def test_oracle_tables_differ_only_in_newer_characters(oracle):
     newer = newer_code_points(oracle)
     assert set(newer.tolist()) - set(unassigned.tolist()) <= set(CHANGED_CATEGORY)
     assert len(newer) < 0x110000 // 50
+
+
+@given(seed=st.integers(0, 2**32), count=st.integers(2, 25))
+@settings(max_examples=25, deadline=None)
+def test_long_chunks_of_rank_files_made_of_later_tokens(tmp_path_factory, seed, count):
+    """Rank files whose tokens are made of tokens ranked after them (rank files may be), and
+    chunks of BUCKET_MIN symbols and more, so that the buckets merge or refuse them: tiktoken's
+    ids. Texts are runs of the file's own tokens, so that the merges meet each other often."""
+    rnd = np.random.default_rng(seed)
+    tokens = [b"a", b"b", b"c"]
+    for _ in range(count):
+        t = tokens[rnd.integers(len(tokens))] + tokens[rnd.integers(len(tokens))]
+        if t not in tokens and len(t) <= 6:
+            tokens.append(t)
+    merged = tokens[3:]
+    rnd.shuffle(merged)
+    ranked = [bytes([b]) for b in range(256)] + merged
+    path = tmp_path_factory.mktemp("later") / "later.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for r, t in enumerate(ranked)))
+    ours = BytePairTokenizer.from_tiktoken(path, pretokenizer="gpt2")
+    ref = oracle(path, reference_pattern("gpt2"))
+    parts, size = [], 0
+    while size < BUCKET_MIN + 100:
+        parts.append(tokens[rnd.integers(len(tokens))])
+        size += len(parts[-1])
+    text = b"".join(parts).decode()
+    assert ours.encode(text) == ref.encode_ordinary(text)
+
+
+def test_long_chunk_with_pairs_one_apart(tmp_path):
+    """tests/bpe/test_bpe.py's GAP_OF_ONE as a rank file (a, b and the tokens its pairs
+    make, by rank), its sequence at the start of a chunk of BUCKET_MIN symbols: two pairs of
+    one rank with one pair between them, where merging the left one makes a pair ranked
+    lower. The buckets used to merge the right one first and gave other ids than tiktoken."""
+    from tests.bpe.test_bpe import GAP_OF_ONE
+    ranks, seq = GAP_OF_ONE
+    made = {new for _, new in ranks.values()}
+    text_of = {0: b"a", 1: b"b"}  # the ids no pair makes
+    while len(text_of) < 2 + len(made):
+        for (x, y), (_, new) in ranks.items():
+            if x in text_of and y in text_of:
+                text_of[new] = text_of[x] + text_of[y]
+    by_rank = sorted({(rank, new) for rank, new in ranks.values()})
+    ranked = [bytes([b]) for b in range(256)] + [text_of[new] for _, new in by_rank]
+    path = tmp_path / "gap.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for r, t in enumerate(ranked)))
+    ours = BytePairTokenizer.from_tiktoken(path, pretokenizer="gpt2")
+    text = "".join(text_of[s].decode() for s in seq) + "z" * BUCKET_MIN  # z merges with nothing
+    assert ours.encode(text) == oracle(path, reference_pattern("gpt2")).encode_ordinary(text)
