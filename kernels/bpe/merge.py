@@ -406,9 +406,12 @@ def _file(node, n, k, j, pairs, extra, extra_head, used):
 def _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi):
     """Merge the chain of pairs of value ``v`` that holds position ``k``, from its left end
     (the leftmost-first rule); a chain is pairs of ``v`` that overlap or have one pair
-    between them (merging the left one makes the right one its neighbour); returns ``(entries used, highest value filed)``, or ``(-1, _)``
-    at a merge that makes a pair of value ``v`` or lower (the table's order is not one the
-    buckets can follow)."""
+    between them (merging the left one makes the right one its neighbour). The merges from
+    the left end may stop before ``k``: one can take the node through which the walk there
+    linked ``k``'s pair to the chain, and ``k``'s pair then starts a chain of its own (the
+    caller merges again while ``k`` holds a pair of ``v``). Returns ``(entries used,
+    highest value filed)``, or ``(-1, _)`` at a merge that makes a pair of value ``v`` or
+    lower (the table's order is not one the buckets can follow)."""
     while True:  # to the chain's left end
         p = node[NODE * k + N_PREV]
         if p < 0:
@@ -456,8 +459,7 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
     is BPE's order as long as each merge makes only pairs of higher values: a bucket, once
     reached, gets no more positions, and the pairs of one value touch each other only in
     chains (pairs that overlap or have one pair between them), each merged from its left
-    end, as the leftmost-first rule does: the order in which a bucket lists its positions
-    does not matter. It holds for every merge of a vocabulary learned merge after merge (GPT-2's, HF's);
+    end, as the leftmost-first rule does, whichever of its positions the bucket lists first. It holds for every merge of a vocabulary learned merge after merge (GPT-2's, HF's);
     a rank file may have tokens made from later tokens, and where a chunk makes such a
     merge BPE's next step may lie in a bucket already passed.
 
@@ -496,7 +498,7 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
             if i + PREFETCH_AHEAD < b:
                 prefetch(node, NODE * order[i + PREFETCH_AHEAD])
             k = order[i]
-            if node[NODE * k + N_RANK] == v:
+            while node[NODE * k + N_RANK] == v:  # a chain may end before k (see _merge_chain)
                 used, hi = _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi)
                 if used < 0:
                     return -1
@@ -510,7 +512,7 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
                 prefetch(node, NODE * extra[2 * ahead])
                 ahead = extra[2 * ahead + 1]
             k = extra[2 * e]
-            if node[NODE * k + N_RANK] == v:
+            while node[NODE * k + N_RANK] == v:
                 used, hi = _merge_chain(node, n, k, v, pairs, extra, extra_head, used, hi)
                 if used < 0:
                     return -1

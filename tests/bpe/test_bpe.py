@@ -264,6 +264,39 @@ def test_buckets_merge_pairs_one_apart_left_first():
     assert _buckets_or_refusal(*GAP_OF_ONE) == (None, [11, 1])
 
 
+def test_buckets_merge_a_pair_whose_chain_was_cut():
+    """Value 1's pairs (0, 6) and (6, 3) overlap, and (4, 5) is one pair from (6, 3); the walk
+    from (4, 5) to the chain's left end goes through 6, which merging (0, 6) takes: (4, 5) is
+    then a chain of its own, merged too (it was left as it was once)."""
+    cut = {(1, 2): (0, 6), (0, 6): (1, 7), (6, 3): (1, 7), (4, 5): (1, 7)}
+    assert _buckets_or_refusal(cut, [0, 1, 2, 3, 4, 5]) == ([7, 3, 7], [7, 3, 7])
+
+
+@st.composite
+def pair_table_cases(draw):
+    """Pair tables of any shape a table allows: a token made by one to three pairs of tokens
+    before it, ranks in order or shuffled; and base ids, up to 80."""
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    k, values = rnd.choice([2, 3, 4]), rnd.randint(1, 8)
+    ids, ranks = list(range(k)), {}
+    for v in range(values):
+        for _ in range(rnd.randint(1, 3)):
+            ranks.setdefault((rnd.choice(ids), rnd.choice(ids)), (v, k + v))
+        ids.append(k + v)
+    if draw(st.booleans()):
+        order = list(range(values))
+        rnd.shuffle(order)
+        ranks = {p: (order[v], t) for p, (v, t) in ranks.items()}
+    return ranks, [rnd.randrange(k) for _ in range(draw(st.sampled_from([6, 12, 30, 80])))]
+
+
+@settings(max_examples=500, deadline=None)
+@given(pair_table_cases())
+def test_buckets_on_any_pair_table_are_bpe_or_refuse(case):
+    got, want = _buckets_or_refusal(*case)
+    assert got is None or got == want
+
+
 @settings(max_examples=300, deadline=None)
 @given(rank_cases())
 @example(GAP_OF_ONE)
