@@ -69,6 +69,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -277,8 +278,27 @@ def child_env(name):
 
 # ----------------------------------------------------------------------------- measuring
 
-def measure(cmd, env=None):
-    """Run ``cmd``; (wall s, CPU s, peak RSS bytes, stdout, stderr, return code)."""
+@dataclass(frozen=True)
+class Measured:
+    """One process tree's run: wall, user and system CPU seconds (its children's included),
+    peak RSS in bytes, its output and exit code. System time is reported apart: on a VM whose
+    memory is handed back to the host, first touches of memory cost system time that varies
+    run to run (0.55-2.25 s for the same 268 MB job, 2026-12-06)."""
+    wall: float
+    user: float
+    sys: float
+    peak: int
+    stdout: str
+    stderr: str
+    returncode: int
+
+    @property
+    def cpu(self):
+        return self.user + self.sys
+
+
+def measure(cmd, env=None) -> Measured:
+    """Run ``cmd`` and measure it (:class:`Measured`)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, start_new_session=True)
@@ -290,13 +310,13 @@ def measure(cmd, env=None):
             peak = max(peak, tree_rss(proc.pid))
             time.sleep(0.1)
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
     # ru_maxrss is not used: a child started by fork + exec keeps this process's high-water mark
-    return wall, ru.ru_utime + ru.ru_stime, peak, stdout, stderr, proc.returncode
+    return Measured(wall, ru.ru_utime, ru.ru_stime, peak, stdout, stderr,
+                    os.waitstatus_to_exitcode(status))
 
 
 def job_tokens(out):
@@ -313,21 +333,22 @@ def run_contender(name, tk, inp, work):
     if name.startswith("job-"):
         cmd = [str(CORPUSTOK), "tokenize", *inp["files"], "--tokenizer", tk["corpustok"],
                "--out", out, "--workers", name[4], "--no-progress"]
-        wall, cpu, peak, stdout, stderr, rc = measure(cmd)
-        if rc:
-            sys.exit(f"{name} failed ({rc}):\n{stderr[-3000:]}")
+        m = measure(cmd)
+        if m.returncode:
+            sys.exit(f"{name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
         tokens, docs = job_tokens(out)
     else:
         env, threads = child_env(name)
         spec = {**tk, **inp, "out": out, "threads": threads}
         cmd = [sys.executable, __file__, "--child", name, json.dumps(spec)]
-        wall, cpu, peak, stdout, stderr, rc = measure(cmd, env)
-        if rc:
-            sys.exit(f"{name} failed ({rc}):\n{stderr[-3000:]}")
-        res = json.loads(stdout.strip().splitlines()[-1])
+        m = measure(cmd, env)
+        if m.returncode:
+            sys.exit(f"{name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+        res = json.loads(m.stdout.strip().splitlines()[-1])
         tokens, docs = res["tokens"], res["docs"]
     shutil.rmtree(out, ignore_errors=True)
-    return {"wall_s": wall, "cpu_s": cpu, "peak_rss": peak, "tokens": tokens, "docs": docs}
+    return {"wall_s": m.wall, "cpu_s": m.cpu, "user_s": m.user, "sys_s": m.sys,
+            "peak_rss": m.peak, "tokens": tokens, "docs": docs}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -456,6 +477,8 @@ def summarise(runs, startups, mb):
     s = {"mb": mb, "rounds": len(runs),
          "wall_s": statistics.median(r["wall_s"] for r in runs),
          "cpu_s": statistics.median(r["cpu_s"] for r in runs),
+         "user_s": statistics.median(r["user_s"] for r in runs),
+         "sys_s": statistics.median(r["sys_s"] for r in runs),
          "peak_rss_mib": max(r["peak_rss"] for r in runs) / 2**20,
          "tokens": runs[0]["tokens"], "docs": runs[0]["docs"],
          "startup_wall_s": statistics.median(r["wall_s"] for r in startups),
@@ -474,7 +497,7 @@ def table(result, key):
     giga = GIGA_REF if GIGA_REF in rows else "nanotoken-text-1t"  # WordPiece: nanotoken's
     ref_s = rows.get(SCRIPT_REF, {}).get("mb_per_cpu_s")
     ref_g = rows.get(giga, {}).get("mb_per_cpu_s")
-    lines = ["| contender | text MB | wall s | CPU s | MB/s (wall) | MB per CPU-s | "
+    lines = ["| contender | text MB | wall s | CPU s (system) | MB/s (wall) | MB per CPU-s | "
              "x script (per core) | x encode_files (per core) | MB per CPU-s without "
              "start-up | start-up wall / CPU s | peak RSS MiB | tokens |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -485,8 +508,9 @@ def table(result, key):
         xg = f"{r['mb_per_cpu_s'] / ref_g:.2f}" if ref_g else "-"
         net = f"{r['mb_per_cpu_s_net']:.1f}" if r.get("mb_per_cpu_s_net") else "-"
         ok = "" if r.get("tokens_agree", True) else " **MISMATCH**"
+        system = f" ({r['sys_s']:.2f})" if "sys_s" in r else ""  # results before 2026-12-06 lack it
         lines.append(f"| {CONTENDERS[name][1]} | {r['mb']:,.1f} | {r['wall_s']:.2f} | "
-                     f"{r['cpu_s']:.2f} | {r['mb_per_s']:.1f} | {r['mb_per_cpu_s']:.1f} | "
+                     f"{r['cpu_s']:.2f}{system} | {r['mb_per_s']:.1f} | {r['mb_per_cpu_s']:.1f} | "
                      f"{xs} | {xg} | {net} | {r['startup_wall_s']:.2f} / "
                      f"{r['startup_cpu_s']:.2f} | {r['peak_rss_mib']:,.0f} | "
                      f"{r['tokens']:,}{ok} |")
@@ -594,8 +618,9 @@ def main():
                 got = run_contender(n, tk, dt_inp if n in SLOW else inp, args.work)
                 runs[n].append(got)
                 print(f"  round {r + 1} {n:18s} wall {got['wall_s']:7.2f} s  CPU "
-                      f"{got['cpu_s']:7.2f} s  RSS {got['peak_rss'] / 2**20:7,.0f} MiB  "
-                      f"tokens {got['tokens']:,}", flush=True)
+                      f"{got['cpu_s']:7.2f} s (system {got['sys_s']:5.2f})  RSS "
+                      f"{got['peak_rss'] / 2**20:7,.0f} MiB  tokens {got['tokens']:,}",
+                      flush=True)
         rows = {}
         for n in names:
             the_inp = dt_inp if n in SLOW else inp
