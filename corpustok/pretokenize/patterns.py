@@ -98,7 +98,8 @@ def resolve(pretokenizer, where="pretokenizer", python=True):
     if not python:
         raise ValueError(f"{where}: {reason}; training needs a pre-tokenizer the split "
                          "kernel runs")
-    return program(WHOLE_TEXT), PythonSplit(spec, reason, where), \
+    return program(WHOLE_TEXT), PythonSplit(spec, reason, where,
+                                            oniguruma=isinstance(pretokenizer, dict)), \
         pretokenizer if isinstance(pretokenizer, dict) else canonical(pretokenizer)
 
 

@@ -23,7 +23,8 @@ BEHAVIORS = ("Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 SUPPORTED = ("ByteLevel(add_prefix_space=false) (last), Split(Regex or String, behavior "
              f"{'/'.join(BEHAVIORS)}, invert), Digits, Sequence of these")
 
-__all__ = ["PythonSplit", "SlowSplitWarning", "describe", "isolated", "kernel_pattern", "steps"]
+__all__ = ["PythonSplit", "SlowSplitWarning", "describe", "isolated", "kernel_pattern",
+           "oniguruma_repeats", "steps"]
 
 
 class SlowSplitWarning(UserWarning):
@@ -100,6 +101,66 @@ def kernel_pattern(spec_steps):
     return None
 
 
+_BOUNDED = re.compile(r"\{\d+(?:,\d*)?\}\+")  # {n}+, {m,}+, {m,n}+
+_NOT_ATOMS = ("|", "(", "?", "*", "+", "^", "$", ":")
+
+
+def oniguruma_repeats(pattern):
+    r"""``pattern`` as the ``regex`` module must read it to split as HF's Oniguruma does, for
+    the one reading in which the two differ: ``A{m,n}+`` is a possessive bounded repeat to
+    ``regex`` (and to tiktoken, whose cl100k string has ``\p{N}{1,3}+``), but to Oniguruma
+    (Ruby syntax) the ``+`` repeats the bounded repeat, ``(?:A{m,n})+``: "1234567" is one
+    chunk. Other possessive forms (``?+ *+ ++``) mean the same to both. Atoms are found as
+    the regex syntax delimits them: an escape (``\p{..}``, ``\x{..}``), a class (with
+    nested ``[..]`` and escapes), a group, one character."""
+    out = [[]]  # the atoms of each open group, innermost last
+    k = 0
+    while k < len(pattern):
+        c = pattern[k]
+        if c == "\\":
+            end = k + 2
+            if pattern[k + 1:k + 2] in ("p", "P", "x", "u", "N") and pattern[end:end + 1] == "{":
+                end = pattern.index("}", end) + 1
+            out[-1].append(pattern[k:end])
+            k = end
+        elif c == "[":
+            end, depth = k + 1, 1
+            if pattern[end:end + 1] == "^":
+                end += 1
+            if pattern[end:end + 1] == "]":
+                end += 1  # a leading ] is a member
+            while depth:
+                ch = pattern[end]
+                if ch == "\\":
+                    end += 1
+                elif ch == "[":
+                    depth += 1
+                elif ch == "]":
+                    depth -= 1
+                end += 1
+            out[-1].append(pattern[k:end])
+            k = end
+        elif c == "(":
+            out.append([c])
+            k += 1
+        elif c == ")" and len(out) > 1:
+            group = "".join(out.pop()) + c
+            out[-1].append(group)
+            k += 1
+        else:
+            m = _BOUNDED.match(pattern, k) if c == "{" else None
+            if m and out[-1] and out[-1][-1] not in _NOT_ATOMS:
+                out[-1][-1] = f"(?:{out[-1][-1]}{m.group()[:-1]})+"
+                k = m.end()
+            else:
+                out[-1].append(c)
+                k += 1
+    while len(out) > 1:  # an unclosed group: left for regex.compile to name
+        group = "".join(out.pop())
+        out[-1].append(group)
+    return "".join(out[-1])
+
+
 def _matches(compiled, invert, text):
     """HF ``find_matches``: ``[start, end, is_match]`` spans covering ``text``."""
     spans, at, last_end = [], 0, -1
@@ -139,9 +200,12 @@ def _apply(step, text):
 
 class PythonSplit:
     """An HF pre-tokenizer spec run in Python: ``split(text) -> list[str]``. Building one
-    warns once (:class:`SlowSplitWarning`) with ``reason``."""
+    warns once (:class:`SlowSplitWarning`) with ``reason``. ``oniguruma``: its regexes are
+    read as HF's engine reads them (:func:`oniguruma_repeats`), as for a spec from a
+    tokenizer.json; False for a pattern string given by name or as ``pretokenizer=``, which
+    means what ``regex.findall`` (and tiktoken) make of it."""
 
-    def __init__(self, spec, reason, where="pre_tokenizer"):
+    def __init__(self, spec, reason, where="pre_tokenizer", oniguruma=True):
         try:
             import regex  # optional: the reference split's dependency, not the kernels'
         except ImportError:
@@ -151,7 +215,8 @@ class PythonSplit:
         self._steps = []
         for _, pattern, behavior, invert in steps(spec, where):
             try:
-                self._steps.append((regex.compile(pattern), behavior, invert))
+                self._steps.append((regex.compile(oniguruma_repeats(pattern) if oniguruma
+                                                  else pattern), behavior, invert))
             except regex.error as e:
                 raise ValueError(f"{where}: bad regex {pattern!r}: {e}") from None
         warnings.warn(f"pre-tokenizer {describe(spec)} runs in Python with the regex module "

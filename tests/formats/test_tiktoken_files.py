@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import corpustok
 from corpustok.substrate import SYMBOL_STRINGS
+from corpustok.pretokenize.python_split import SlowSplitWarning
 from corpustok.formats.tiktoken import _vocab_at_once, _vocab_by_line, read_rank_file
 from tests.conftest import (GPT2_4K_RANKS as RANKS, hf_pattern, hf_tokenizer_from_ranks,
                             read_ranks, reference_pattern, SHARED_DATA, TEST_DATA)
@@ -230,6 +231,31 @@ def test_hf_split_tokenizer_json_equals_hf(tmp_path, name):
     assert ours.pretokenizer == name
     lines = sample_lines() + ["Cafe\u0301 DON'T 12345 x//\n\n"]
     assert ours.encode_batch(lines).to_pylist() == [e.ids for e in hf.encode_batch(lines)]
+
+
+def test_tokenizer_json_with_tiktokens_cl100k_string_splits_as_hf_does(tmp_path):
+    """tiktoken's cl100k string has ``\\p{N}{1,3}+``: possessive to tiktoken and the ``regex``
+    module, a repeat of the repeat to HF's Oniguruma ("1234567" one chunk). In a
+    tokenizer.json, corpustok follows HF (in Python: the kernel runs no possessive form);
+    given as a pattern string, it follows ``regex.findall``."""
+    import regex
+    from tokenizers import Tokenizer
+
+    pattern = reference_pattern("cl100k")
+    assert "{1,3}+" in pattern
+    doc = hf_tokenizer_from_ranks(read_ranks(RANKS), pattern).to_str()
+    path = tmp_path / "tokenizer.json"
+    path.write_text(doc, encoding="utf-8")
+    hf = Tokenizer.from_str(doc)
+    with pytest.warns(SlowSplitWarning):
+        ours = corpustok.load(path)
+    lines = sample_lines() + ["in 1234567 years, 2026", "x 99999999 ab12cd345\n\n  12"]
+    assert ours.encode_batch(lines).to_pylist() == [e.ids for e in hf.encode_batch(lines)]
+    assert ours.encode("1234567") == hf.encode("1234567", add_special_tokens=False).ids
+    with pytest.warns(SlowSplitWarning):
+        by_string = BytePairTokenizer.from_tiktoken(RANKS, pretokenizer=pattern)
+    assert by_string._python_split.split("in 1234567") == regex.findall(pattern, "in 1234567")
+    assert by_string._python_split.split("in 1234567") == ["in", " ", "123", "456", "7"]
 
 
 def test_hf_unsupported_pre_tokenizer_is_named(tmp_path):

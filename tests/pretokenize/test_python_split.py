@@ -15,20 +15,33 @@ import corpustok
 from tests.conftest import GPT2, TEST_DATA
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.pretokenize.patterns import GPT2_PATTERN, resolve
-from corpustok.pretokenize.python_split import PythonSplit, SlowSplitWarning
+from corpustok.pretokenize.python_split import PythonSplit, SlowSplitWarning, oniguruma_repeats
 from corpustok.substrate import SYMBOL_STRINGS
 from tests.pretokenize.test_pretokenize import assigned_texts as texts
 
 BEHAVIORS = {"Isolated": "isolated", "MergedWithPrevious": "merged_with_previous",
              "MergedWithNext": "merged_with_next", "Contiguous": "contiguous"}
 PATTERNS = ["-+", "x*", "a|b+", r"\s+", r"\p{N}", "(?:ab)+|c*", ".", "", r"\p{L}+(?=\s)",
-            r"(?<=a)b", "'s|'t| ?\\p{L}+"]
+            r"(?<=a)b", "'s|'t| ?\\p{L}+",
+            # bounded repeats with a +: possessive to regex, repeated to HF's Oniguruma
+            r"\p{N}{1,3}+", r"(?:ab){1,2}+|c", r"[a-]{2}+", r"x{2,}+|\s++"]
 EDGE = st.lists(st.sampled_from(list("-xab c1٣'s\u0301 \n") + ["ab", "--", "  "]),
                 max_size=20).map("".join)
 DIGITS_THEN_BYTES = {"type": "Sequence", "pretokenizers": [
     {"type": "Digits", "individual_digits": True},
     {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}
 BYTE_OF = {c: b for b, c in enumerate(SYMBOL_STRINGS[:256])}  # HF ByteLevel's alphabet
+
+
+def test_oniguruma_repeats_wraps_bounded_repeats_with_a_plus():
+    cases = {r"\p{N}{1,3}+": r"(?:\p{N}{1,3})+", "a{2}+b": "(?:a{2})+b",
+             "(?:ab){2,}+": "(?:(?:ab){2,})+", "[]a]{1,2}+": "(?:[]a]{1,2})+",
+             r"\x{41}{2}+": r"(?:\x{41}{2})+", "(?i:[sd]|ll){1,2}+|x": "(?:(?i:[sd]|ll){1,2})+|x",
+             r"[\]a]{3}+": r"(?:[\]a]{3})+",
+             # unchanged: no + after the repeat, or another possessive form
+             "x{3}": "x{3}", r"\p{L}++|a?+b*+": r"\p{L}++|a?+b*+", r"\{2}+": r"\{2}+"}
+    for pattern, want in cases.items():
+        assert oniguruma_repeats(pattern) == want, pattern
 
 
 def quiet(spec):
