@@ -101,7 +101,7 @@ def kernel_pattern(spec_steps):
     return None
 
 
-_BOUNDED = re.compile(r"\{\d+(?:,\d*)?\}\+")  # {n}+, {m,}+, {m,n}+
+_BOUNDED = re.compile(r"\{(?:\d+(?:,\d*)?|,\d+)\}\+")  # {n}+, {m,}+, {m,n}+, {,n}+
 _NOT_ATOMS = ("|", "(", "?", "*", "+", "^", "$", ":")
 
 

@@ -24,7 +24,7 @@ BEHAVIORS = {"Isolated": "isolated", "MergedWithPrevious": "merged_with_previous
 PATTERNS = ["-+", "x*", "a|b+", r"\s+", r"\p{N}", "(?:ab)+|c*", ".", "", r"\p{L}+(?=\s)",
             r"(?<=a)b", "'s|'t| ?\\p{L}+",
             # bounded repeats with a +: possessive to regex, repeated to HF's Oniguruma
-            r"\p{N}{1,3}+", r"(?:ab){1,2}+|c", r"[a-]{2}+", r"x{2,}+|\s++"]
+            r"\p{N}{1,3}+", r"(?:ab){1,2}+|c", r"[a-]{2}+", r"x{2,}+|\s++", "a{,2}+b"]
 EDGE = st.lists(st.sampled_from(list("-xab c1٣'s\u0301 \n") + ["ab", "--", "  "]),
                 max_size=20).map("".join)
 DIGITS_THEN_BYTES = {"type": "Sequence", "pretokenizers": [
@@ -38,6 +38,7 @@ def test_oniguruma_repeats_wraps_bounded_repeats_with_a_plus():
              "(?:ab){2,}+": "(?:(?:ab){2,})+", "[]a]{1,2}+": "(?:[]a]{1,2})+",
              r"\x{41}{2}+": r"(?:\x{41}{2})+", "(?i:[sd]|ll){1,2}+|x": "(?:(?i:[sd]|ll){1,2})+|x",
              r"[\]a]{3}+": r"(?:[\]a]{3})+",
+             "a{,2}+b": "(?:a{,2})+b",
              # unchanged: no + after the repeat, or another possessive form
              "x{3}": "x{3}", r"\p{L}++|a?+b*+": r"\p{L}++|a?+b*+", r"\{2}+": r"\{2}+"}
     for pattern, want in cases.items():
