@@ -16,6 +16,7 @@ import json
 import os
 
 from corpustok.pretokenize.patterns import pattern_named
+from corpustok.pretokenize.python_split import oniguruma_pattern
 
 __all__ = ["hf_document", "save_hf", "rank_merges"]
 
@@ -49,7 +50,7 @@ def _pre_tokenizer(pretokenizer):
     if pretokenizer == "gpt2":  # HF's ByteLevel regex is GPT-2's pattern
         return {**_BYTE_LEVEL, "use_regex": True}
     return {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": pattern_named(pretokenizer)},
+        {"type": "Split", "pattern": {"Regex": oniguruma_pattern(pattern_named(pretokenizer))},
          "behavior": "Isolated", "invert": False},
         {**_BYTE_LEVEL, "use_regex": False}]}
 

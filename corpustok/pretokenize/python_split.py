@@ -24,7 +24,7 @@ SUPPORTED = ("ByteLevel(add_prefix_space=false) (last), Split(Regex or String, b
              f"{'/'.join(BEHAVIORS)}, invert), Digits, Sequence of these")
 
 __all__ = ["PythonSplit", "SlowSplitWarning", "describe", "isolated", "kernel_pattern",
-           "oniguruma_repeats", "steps"]
+           "oniguruma_pattern", "oniguruma_repeats", "steps"]
 
 
 class SlowSplitWarning(UserWarning):
@@ -101,33 +101,31 @@ def kernel_pattern(spec_steps):
     return None
 
 
-_BOUNDED = re.compile(r"\{(?:\d+(?:,\d*)?|,\d+)\}\+")  # {n}+, {m,}+, {m,n}+, {,n}+
-_NOT_ATOMS = ("|", "(", "?", "*", "+", "^", "$", ":")
+_REPEAT = re.compile(r"\{(?:\d+(?:,\d*)?|,\d+)\}")  # {n}, {m,}, {m,n}, {,n}
+_ESCAPE = re.compile(r"\\(?:[pPxuUN]\{[^}]*\}|[pP]\w|x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{4}|"
+                     r"U[0-9a-fA-F]{8}|0[0-7]{0,2}|[1-9]\d*|.)", re.S)
+_NO_ATOM = ("|", "(", "^", "$")  # what a repeat cannot apply to
 
 
-def oniguruma_repeats(pattern):
-    r"""``pattern`` as the ``regex`` module must read it to split as HF's Oniguruma does, for
-    the one reading in which the two differ: ``A{m,n}+`` is a possessive bounded repeat to
-    ``regex`` (and to tiktoken, whose cl100k string has ``\p{N}{1,3}+``), but to Oniguruma
-    (Ruby syntax) the ``+`` repeats the bounded repeat, ``(?:A{m,n})+``: "1234567" is one
-    chunk. Other possessive forms (``?+ *+ ++``) mean the same to both. Atoms are found as
-    the regex syntax delimits them: an escape (``\p{..}``, ``\x{..}``), a class (with
-    nested ``[..]`` and escapes), a group, one character."""
-    out = [[]]  # the atoms of each open group, innermost last
+def _atoms(pattern, for_oniguruma=False):
+    """``pattern`` rewritten by :func:`oniguruma_repeats`'s rules, as a list of top-level
+    pieces: atoms with their quantifiers (an escape, a class, a group, one character) and
+    operators (with ``for_oniguruma``, by :func:`oniguruma_pattern`'s rules instead).
+    IndexError/ValueError/AttributeError on a pattern that does not scan."""
+    out = [[]]  # the pieces of each open group, innermost last
     k = 0
     while k < len(pattern):
         c = pattern[k]
+        last = out[-1][-1] if out[-1] else "|"
         if c == "\\":
-            end = k + 2
-            if pattern[k + 1:k + 2] in ("p", "P", "x", "u", "N") and pattern[end:end + 1] == "{":
-                end = pattern.index("}", end) + 1
-            out[-1].append(pattern[k:end])
-            k = end
+            m = _ESCAPE.match(pattern, k)
+            out[-1].append(m.group())
+            k = m.end()
         elif c == "[":
             end, depth = k + 1, 1
-            if pattern[end:end + 1] == "^":
+            if pattern[end] == "^":
                 end += 1
-            if pattern[end:end + 1] == "]":
+            if pattern[end] == "]":
                 end += 1  # a leading ] is a member
             while depth:
                 ch = pattern[end]
@@ -140,25 +138,62 @@ def oniguruma_repeats(pattern):
                 end += 1
             out[-1].append(pattern[k:end])
             k = end
+        elif pattern.startswith("(?#", k):  # a comment
+            k = pattern.index(")", k) + 1
         elif c == "(":
-            out.append([c])
+            out.append(["("])
             k += 1
         elif c == ")" and len(out) > 1:
-            group = "".join(out.pop()) + c
+            out[-1].append(")")
+            group = "".join(out.pop())
             out[-1].append(group)
             k += 1
-        else:
-            m = _BOUNDED.match(pattern, k) if c == "{" else None
-            if m and out[-1] and out[-1][-1] not in _NOT_ATOMS:
-                out[-1][-1] = f"(?:{out[-1][-1]}{m.group()[:-1]})+"
-                k = m.end()
+        elif c == "{" and last not in _NO_ATOM and _REPEAT.match(pattern, k):
+            m = _REPEAT.match(pattern, k)
+            after = pattern[m.end():m.end() + 1]
+            if after == "+" or (after == "?" and "," not in m.group()):
+                # Oniguruma: {m,n}+ repeats the repeat; {n}? makes it optional
+                out[-1][-1] = (f"(?>{last}{m.group()})" if after == "+" else
+                               last + m.group()) if for_oniguruma else \
+                    f"(?:{last}{m.group()}){after}"
+                k = m.end() + 1
             else:
-                out[-1].append(c)
-                k += 1
-    while len(out) > 1:  # an unclosed group: left for regex.compile to name
-        group = "".join(out.pop())
-        out[-1].append(group)
-    return "".join(out[-1])
+                out[-1][-1] = last + m.group()
+                k = m.end()
+        elif c in "?*+" and last not in _NO_ATOM:
+            out[-1][-1] = last + c  # a quantifier stays with its atom
+            k += 1
+        else:
+            out[-1].append(c)
+            k += 1
+    if len(out) > 1:
+        raise ValueError("unclosed group")
+    return out[0]
+
+
+def oniguruma_repeats(pattern):
+    r"""``pattern`` as the ``regex`` module must read it to split as HF's Oniguruma does, for
+    two constructs the engines read differently: ``A{m,n}+`` is a possessive bounded repeat
+    to ``regex`` (and to tiktoken, whose cl100k string has ``\p{N}{1,3}+``), but to Oniguruma
+    (Ruby syntax) the ``+`` repeats the bounded repeat, ``(?:A{m,n})+``: "1234567" is one
+    chunk; ``A{n}?`` is exactly n to ``regex`` and an optional ``A{n}`` to Oniguruma. Other
+    differences remain (decision 0043). A pattern that does not scan is returned as it is,
+    for ``regex.compile`` to judge."""
+    try:
+        return "".join(_atoms(pattern))
+    except (IndexError, ValueError, AttributeError):
+        return pattern
+
+
+def oniguruma_pattern(pattern):
+    """``pattern`` (read as the ``regex`` module reads it) written so that HF's Oniguruma
+    splits alike, in the two repeats :func:`oniguruma_repeats` reads: a possessive
+    ``A{m,n}+`` as the atomic group ``(?>A{m,n})``, ``A{n}?`` (exactly n) as ``A{n}``. For
+    exports to a tokenizer.json. A pattern that does not scan is returned as it is."""
+    try:
+        return "".join(_atoms(pattern, for_oniguruma=True))
+    except (IndexError, ValueError, AttributeError):
+        return pattern
 
 
 def _matches(compiled, invert, text):

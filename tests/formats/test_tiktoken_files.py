@@ -256,6 +256,18 @@ def test_tokenizer_json_with_tiktokens_cl100k_string_splits_as_hf_does(tmp_path)
         by_string = BytePairTokenizer.from_tiktoken(RANKS, pretokenizer=pattern)
     assert by_string._python_split.split("in 1234567") == regex.findall(pattern, "in 1234567")
     assert by_string._python_split.split("in 1234567") == ["in", " ", "123", "456", "7"]
+    # exported, the string is written so that HF's engine splits as tiktoken does (an atomic
+    # group for the possessive repeat), and a reload gives the same ids
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(by_string.to_hf()), encoding="utf-8")
+    split = json.loads(exported.read_text(encoding="utf-8"))["pre_tokenizer"]["pretokenizers"][0]
+    assert r"(?>\p{N}{1,3})" in split["pattern"]["Regex"]
+    hf_exported = Tokenizer.from_file(str(exported))
+    with pytest.warns(SlowSplitWarning):
+        reloaded = corpustok.load(exported)
+    want = [by_string.encode(t) for t in lines]
+    assert [e.ids for e in hf_exported.encode_batch(lines)] == want
+    assert reloaded.encode_batch(lines).to_pylist() == want
 
 
 def test_hf_unsupported_pre_tokenizer_is_named(tmp_path):

@@ -15,7 +15,8 @@ import corpustok
 from tests.conftest import GPT2, TEST_DATA
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.pretokenize.patterns import GPT2_PATTERN, resolve
-from corpustok.pretokenize.python_split import PythonSplit, SlowSplitWarning, oniguruma_repeats
+from corpustok.pretokenize.python_split import (PythonSplit, SlowSplitWarning, oniguruma_pattern,
+                                               oniguruma_repeats)
 from corpustok.substrate import SYMBOL_STRINGS
 from tests.pretokenize.test_pretokenize import assigned_texts as texts
 
@@ -24,7 +25,8 @@ BEHAVIORS = {"Isolated": "isolated", "MergedWithPrevious": "merged_with_previous
 PATTERNS = ["-+", "x*", "a|b+", r"\s+", r"\p{N}", "(?:ab)+|c*", ".", "", r"\p{L}+(?=\s)",
             r"(?<=a)b", "'s|'t| ?\\p{L}+",
             # bounded repeats with a +: possessive to regex, repeated to HF's Oniguruma
-            r"\p{N}{1,3}+", r"(?:ab){1,2}+|c", r"[a-]{2}+", r"x{2,}+|\s++", "a{,2}+b"]
+            r"\p{N}{1,3}+", r"(?:ab){1,2}+|c", r"[a-]{2}+", r"x{2,}+|\s++", "a{,2}+b",
+            "a{1}?b|a:{2}+"]
 EDGE = st.lists(st.sampled_from(list("-xab c1٣'s\u0301 \n") + ["ab", "--", "  "]),
                 max_size=20).map("".join)
 DIGITS_THEN_BYTES = {"type": "Sequence", "pretokenizers": [
@@ -38,11 +40,33 @@ def test_oniguruma_repeats_wraps_bounded_repeats_with_a_plus():
              "(?:ab){2,}+": "(?:(?:ab){2,})+", "[]a]{1,2}+": "(?:[]a]{1,2})+",
              r"\x{41}{2}+": r"(?:\x{41}{2})+", "(?i:[sd]|ll){1,2}+|x": "(?:(?i:[sd]|ll){1,2})+|x",
              r"[\]a]{3}+": r"(?:[\]a]{3})+",
-             "a{,2}+b": "(?:a{,2})+b",
-             # unchanged: no + after the repeat, or another possessive form
-             "x{3}": "x{3}", r"\p{L}++|a?+b*+": r"\p{L}++|a?+b*+", r"\{2}+": r"\{2}+"}
+             "a{,2}+b": "(?:a{,2})+b", "a{2}?b": "(?:a{2})?b", "a{1,2}?b": "a{1,2}?b",
+             r"\x41{2}+": r"(?:\x41{2})+", r"\101{2}+": r"(?:\101{2})+", "a:{2}+": "a(?::{2})+",
+             "a(?#[)b": "ab", "x{2}+?": "(?:x{2})+?",
+             # unchanged: no + after the repeat, another possessive form, a pattern that
+             # does not scan (regex.compile names it)
+             "x{3}": "x{3}", r"\p{L}++|a?+b*+": r"\p{L}++|a?+b*+", r"\{2}+": r"\{2}+",
+             "[a{2}+": "[a{2}+", "(a{2}+": "(a{2}+"}
     for pattern, want in cases.items():
         assert oniguruma_repeats(pattern) == want, pattern
+
+
+@given(pattern=st.sampled_from([r"\p{N}{1,3}+", r"(?:ab){1,2}+|c", r"[a-]{2}+", "a{2}?b|a",
+                                 r"x{2,}+|\s++", "a{,2}+b"]), text=st.one_of(EDGE, texts))
+@settings(max_examples=200, deadline=None)
+def test_oniguruma_pattern_splits_in_hf_as_regex_does(pattern, text):
+    """What the HF export writes (python_split.oniguruma_pattern) splits in HF's engine as the
+    pattern splits in the regex module."""
+    import regex
+    spec = {"type": "Split", "pattern": {"Regex": oniguruma_pattern(pattern)},
+            "behavior": "Isolated", "invert": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SlowSplitWarning)
+        ours = PythonSplit({**spec, "pattern": {"Regex": pattern}}, "test", oniguruma=False)
+    ref = hf_pre.Split(Regex(spec["pattern"]["Regex"]), "isolated")
+    assert hf_pieces(ref, text) == ours.split(text)
+    assert oniguruma_pattern(r"\p{N}{1,3}+") == r"(?>\p{N}{1,3})"
+    assert oniguruma_pattern("a{2}?b") == "a{2}b" and regex.fullmatch("a{2}?b", "aab")
 
 
 def quiet(spec):
