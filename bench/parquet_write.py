@@ -1,4 +1,4 @@
-"""What writing a job's token shards costs, by part: pyarrow's writer on real shards, option by option.
+"""What writing a job's token shards costs: pyarrow's writer on real shards, option by option.
 
     .venv/bin/python bench/parquet_write.py SHARD_FOLDER [--rounds 3]
 

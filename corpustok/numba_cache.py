@@ -27,6 +27,7 @@ entries.
 """
 import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
 
 STAMP = "corpustok-kernels.sha256"
@@ -35,7 +36,14 @@ ENTRY_SUFFIXES = (".nbi", ".nbc")
 
 def sources_digest(root):
     """sha256 (hex) of every ``.py`` under ``root``: relative paths and contents, in order;
-    None when ``root`` is no folder or a file cannot be read."""
+    None when ``root`` is no folder or a file cannot be read. Once per folder and process
+    (``import corpustok`` and the rank-table memo both need the kernels'; a process runs the
+    code it imported, whatever the files become)."""
+    return _digest(os.path.realpath(root))
+
+
+@lru_cache(maxsize=16)
+def _digest(root):
     root = Path(root)
     if not root.is_dir():
         return None
@@ -70,7 +78,9 @@ def _usable(folder):
 
 def _user_cache_dir():
     """Numba's per-user cache folder (``~/.cache/numba`` on Linux)."""
-    from numba.misc.appdirs import AppDirs  # here: only when the source's folder is read-only
+    # here: importing Numba would add 0.25 s to every `import corpustok`; only a read-only
+    # install, whose sources' folders Numba cannot write, comes this far
+    from numba.misc.appdirs import AppDirs
     return AppDirs(appname="numba", appauthor=False).user_cache_dir
 
 

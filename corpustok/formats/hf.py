@@ -8,9 +8,7 @@ import numpy as np
 from corpustok.formats.json_file import read_json
 from corpustok.formats.hf_spbpe import is_spbpe_doc
 from corpustok.formats.recognize import check_gpt2_heads, hf_model_problem
-from corpustok.pretokenize.pattern import UnsupportedPattern
-from corpustok.pretokenize.patterns import program
-from corpustok.pretokenize.python_split import SUPPORTED, kernel_pattern, steps
+from corpustok.pretokenize.python_split import SUPPORTED, steps
 from corpustok.substrate import alphabet
 from corpustok.vocab import check_dense_ids, is_id, short, vocab_ids
 
@@ -120,25 +118,20 @@ def check_hf_merges(path, merges):
 
 
 def _hf_split(path, pre):
-    """The ``pretokenizer`` of an HF byte-level pre-tokenizer: the pattern ``P`` when the split
-    kernel runs it (``ByteLevel(use_regex=true)``: GPT-2's; ``Sequence[Split(Regex(P),
-    Isolated), ByteLevel(use_regex=false)]``: ``P``), else the spec itself for
-    :mod:`corpustok.pretokenize.python_split`, which reads its regexes as HF's Oniguruma does
-    (a pattern string would be read as the ``regex`` module does); a ValueError names anything
-    else."""
+    """The ``pretokenizer`` of an HF byte-level pre-tokenizer: the spec itself, checked here
+    (``ByteLevel`` last, every step one :mod:`corpustok.pretokenize.python_split` reads), so
+    that a ValueError names the file. :func:`corpustok.pretokenize.patterns.resolve` then runs
+    a spec of one isolated regex split (GPT-2's ``ByteLevel(use_regex=true)``, or
+    ``Sequence[Split(Regex(P), Isolated), ByteLevel(use_regex=false)]``) in the split kernel
+    where the kernel runs ``P``, and anything else in Python, reading its regexes as HF's
+    Oniguruma does (a pattern string is read as the ``regex`` module reads it)."""
     last = pre.get("pretokenizers", [None])[-1] if isinstance(pre, dict) and \
         pre.get("type") == "Sequence" and pre.get("pretokenizers") else pre
     if not isinstance(last, dict) or last.get("type") != "ByteLevel":
         raise ValueError(f"{path}: pre_tokenizer {short(pre, 120)} does not end with ByteLevel, "
                          "so it is not byte-level BPE; supported: " + SUPPORTED)
-    pattern = kernel_pattern(steps(pre, f"{path}: pre_tokenizer"))
-    if not pattern:
-        return pre
-    try:
-        program(pattern)
-    except UnsupportedPattern:
-        return pre  # run in Python as HF's engine reads it (python_split.oniguruma_repeats)
-    return pattern
+    steps(pre, f"{path}: pre_tokenizer")
+    return pre
 
 
 def hf_bpe_model(path, doc):

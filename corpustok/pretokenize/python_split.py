@@ -107,68 +107,73 @@ _ESCAPE = re.compile(r"\\(?:[pPxuUN]\{[^}]*\}|[pP]\w|x[0-9a-fA-F]{1,2}|u[0-9a-fA
 _NO_ATOM = ("|", "(", "^", "$")  # what a repeat cannot apply to
 
 
-def _atoms(pattern, for_oniguruma=False):
-    """``pattern`` rewritten by :func:`oniguruma_repeats`'s rules, as a list of top-level
-    pieces: atoms with their quantifiers (an escape, a class, a group, one character) and
-    operators (with ``for_oniguruma``, by :func:`oniguruma_pattern`'s rules instead).
-    IndexError/ValueError/AttributeError on a pattern that does not scan."""
+def _rewrite_repeats(pattern, rewrite):
+    """``pattern`` with each atom ``A`` repeated as ``A{m,n}+`` or ``A{n}?`` replaced by
+    ``rewrite(A, "{m,n}", "+" or "?")``; atoms as the regex syntax delimits them (an escape,
+    a class, a group, one character, with their quantifiers), groups rewritten inside too.
+    A pattern that does not scan is returned as it is, for ``regex.compile`` to judge."""
     out = [[]]  # the pieces of each open group, innermost last
     k = 0
-    while k < len(pattern):
-        c = pattern[k]
-        last = out[-1][-1] if out[-1] else "|"
-        if c == "\\":
-            m = _ESCAPE.match(pattern, k)
-            out[-1].append(m.group())
-            k = m.end()
-        elif c == "[":
-            end, depth = k + 1, 1
-            if pattern[end] == "^":
-                end += 1
-            if pattern[end] == "]":
-                end += 1  # a leading ] is a member
-            while depth:
-                ch = pattern[end]
-                if ch == "\\":
-                    end += 1
-                elif ch == "[":
-                    depth += 1
-                elif ch == "]":
-                    depth -= 1
-                end += 1
-            out[-1].append(pattern[k:end])
-            k = end
-        elif pattern.startswith("(?#", k):  # a comment
-            k = pattern.index(")", k) + 1
-        elif c == "(":
-            out.append(["("])
-            k += 1
-        elif c == ")" and len(out) > 1:
-            out[-1].append(")")
-            group = "".join(out.pop())
-            out[-1].append(group)
-            k += 1
-        elif c == "{" and last not in _NO_ATOM and _REPEAT.match(pattern, k):
-            m = _REPEAT.match(pattern, k)
-            after = pattern[m.end():m.end() + 1]
-            if after == "+" or (after == "?" and "," not in m.group()):
-                # Oniguruma: {m,n}+ repeats the repeat; {n}? makes it optional
-                out[-1][-1] = (f"(?>{last}{m.group()})" if after == "+" else
-                               last + m.group()) if for_oniguruma else \
-                    f"(?:{last}{m.group()}){after}"
-                k = m.end() + 1
-            else:
-                out[-1][-1] = last + m.group()
+    try:
+        while k < len(pattern):
+            c = pattern[k]
+            last = out[-1][-1] if out[-1] else "|"
+            if c == "\\":
+                m = _ESCAPE.match(pattern, k)
+                out[-1].append(m.group())
                 k = m.end()
-        elif c in "?*+" and last not in _NO_ATOM:
-            out[-1][-1] = last + c  # a quantifier stays with its atom
-            k += 1
-        else:
-            out[-1].append(c)
-            k += 1
-    if len(out) > 1:
-        raise ValueError("unclosed group")
-    return out[0]
+            elif c == "[":
+                end = _class_end(pattern, k)
+                out[-1].append(pattern[k:end])
+                k = end
+            elif pattern.startswith("(?#", k):  # a comment
+                k = pattern.index(")", k) + 1
+            elif c == "(":
+                out.append(["("])
+                k += 1
+            elif c == ")" and len(out) > 1:
+                out[-1].append(")")
+                group = "".join(out.pop())
+                out[-1].append(group)
+                k += 1
+            elif c == "{" and last not in _NO_ATOM and _REPEAT.match(pattern, k):
+                m = _REPEAT.match(pattern, k)
+                after = pattern[m.end():m.end() + 1]
+                if after == "+" or (after == "?" and "," not in m.group()):
+                    out[-1][-1] = rewrite(last, m.group(), after)
+                    k = m.end() + 1
+                else:
+                    out[-1][-1] = last + m.group()
+                    k = m.end()
+            elif c in "?*+" and last not in _NO_ATOM:
+                out[-1][-1] = last + c  # a quantifier stays with its atom
+                k += 1
+            else:
+                out[-1].append(c)
+                k += 1
+    except (IndexError, ValueError, AttributeError):  # unclosed class or comment, bad escape
+        return pattern
+    return pattern if len(out) > 1 else "".join(out[0])  # an unclosed group: as it is
+
+
+def _class_end(pattern, k):
+    """The end of the character class opening at ``pattern[k]`` (nested classes counted, a
+    leading ``]`` a member); IndexError when it is not closed."""
+    end, depth = k + 1, 1
+    if pattern[end] == "^":
+        end += 1
+    if pattern[end] == "]":
+        end += 1
+    while depth:
+        ch = pattern[end]
+        if ch == "\\":
+            end += 1
+        elif ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        end += 1
+    return end
 
 
 def oniguruma_repeats(pattern):
@@ -177,23 +182,17 @@ def oniguruma_repeats(pattern):
     to ``regex`` (and to tiktoken, whose cl100k string has ``\p{N}{1,3}+``), but to Oniguruma
     (Ruby syntax) the ``+`` repeats the bounded repeat, ``(?:A{m,n})+``: "1234567" is one
     chunk; ``A{n}?`` is exactly n to ``regex`` and an optional ``A{n}`` to Oniguruma. Other
-    differences remain (decision 0043). A pattern that does not scan is returned as it is,
-    for ``regex.compile`` to judge."""
-    try:
-        return "".join(_atoms(pattern))
-    except (IndexError, ValueError, AttributeError):
-        return pattern
+    differences remain (decision 0043)."""
+    return _rewrite_repeats(pattern, lambda atom, rep, op: f"(?:{atom}{rep}){op}")
 
 
 def oniguruma_pattern(pattern):
     """``pattern`` (read as the ``regex`` module reads it) written so that HF's Oniguruma
     splits alike, in the two repeats :func:`oniguruma_repeats` reads: a possessive
     ``A{m,n}+`` as the atomic group ``(?>A{m,n})``, ``A{n}?`` (exactly n) as ``A{n}``. For
-    exports to a tokenizer.json. A pattern that does not scan is returned as it is."""
-    try:
-        return "".join(_atoms(pattern, for_oniguruma=True))
-    except (IndexError, ValueError, AttributeError):
-        return pattern
+    exports to a tokenizer.json."""
+    return _rewrite_repeats(pattern, lambda atom, rep, op: f"(?>{atom}{rep})" if op == "+"
+                            else atom + rep)
 
 
 def _matches(compiled, invert, text):

@@ -459,9 +459,10 @@ def merge_buckets(ids, n, pairs, node, ends, order, extra, extra_head):
     is BPE's order as long as each merge makes only pairs of higher values: a bucket, once
     reached, gets no more positions, and the pairs of one value touch each other only in
     chains (pairs that overlap or have one pair between them), each merged from its left
-    end, as the leftmost-first rule does, whichever of its positions the bucket lists first. It holds for every merge of a vocabulary learned merge after merge (GPT-2's, HF's);
-    a rank file may have tokens made from later tokens, and where a chunk makes such a
-    merge BPE's next step may lie in a bucket already passed.
+    end, as the leftmost-first rule does, whichever of its positions the bucket lists
+    first. It holds for every merge of a vocabulary learned merge after merge (GPT-2's,
+    HF's); a rank file may have tokens made from later tokens, and where a chunk makes such
+    a merge BPE's next step may lie in a bucket already passed.
 
     A bucket is the initial pairs of its value, sorted by position (a counting sort into
     ``order``, ``ends`` marking where each value's run ends), walked in order with the line

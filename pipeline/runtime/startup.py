@@ -43,8 +43,8 @@ def skip_numba_extensions():
     gigatoken brings: 0.14 s of every job, measured 2026-12-06). For corpustok's own processes
     only: the console script, and the local worker processes any job starts (from the command
     line or the Python API), which run corpustok's steps alone; a program that calls the
-    Python API keeps its extensions in its own process. Numba keeps the flag in a private global: when it is gone, this does
-    nothing."""
+    Python API keeps its extensions in its own process. Numba keeps the flag in a private
+    global: when it is gone, this does nothing."""
     # here: a local worker imports this module before it raises its collector's thresholds
     # (worker_main), and importing Numba makes the objects those thresholds are for
     from numba.core import entrypoints

@@ -1,4 +1,4 @@
-"""Numba's cache of the kernels is emptied when a kernel's source changes (corpustok/numba_cache.py).
+"""Numba's cache of the kernels is emptied when a kernel's source changes (numba_cache.py).
 
 The hazard is Numba's: a cached caller keeps the code of a callee in another file after that
 file changed. The tests show it on a two-file package, then that ``refresh`` cures it, that

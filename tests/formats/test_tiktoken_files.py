@@ -13,15 +13,18 @@ import unicodedata
 
 import numpy as np
 import pytest
+import regex
 import tiktoken
 import tiktoken.load
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tokenizers import Tokenizer
 
 import corpustok
 from corpustok.substrate import SYMBOL_STRINGS
 from corpustok.pretokenize.python_split import SlowSplitWarning
 from corpustok.formats.tiktoken import _vocab_at_once, _vocab_by_line, read_rank_file
+from tests.bpe.test_bpe import GAP_OF_ONE
 from tests.conftest import (GPT2_4K_RANKS as RANKS, hf_pattern, hf_tokenizer_from_ranks,
                             read_ranks, reference_pattern, SHARED_DATA, TEST_DATA)
 from tests.formats.conftest import CHANGED_CATEGORY, newer_code_points, oracle_tables
@@ -220,8 +223,6 @@ def test_tiktoken_rule_is_not_hf_merges_order():
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k", "qwen2"])
 def test_hf_split_tokenizer_json_equals_hf(tmp_path, name):
-    from tokenizers import Tokenizer
-
     doc = hf_tokenizer_from_ranks(read_ranks(RANKS), hf_pattern(name),
                                   nfc=name == "qwen2").to_str()
     path = tmp_path / "tokenizer.json"
@@ -238,9 +239,6 @@ def test_tokenizer_json_with_tiktokens_cl100k_string_splits_as_hf_does(tmp_path)
     module, a repeat of the repeat to HF's Oniguruma ("1234567" one chunk). In a
     tokenizer.json, corpustok follows HF (in Python: the kernel runs no possessive form);
     given as a pattern string, it follows ``regex.findall``."""
-    import regex
-    from tokenizers import Tokenizer
-
     pattern = reference_pattern("cl100k")
     assert "{1,3}+" in pattern
     doc = hf_tokenizer_from_ranks(read_ranks(RANKS), pattern).to_str()
@@ -336,7 +334,6 @@ def test_long_chunk_with_pairs_one_apart(tmp_path):
     make, by rank), its sequence at the start of a chunk of BUCKET_MIN symbols: two pairs of
     one rank with one pair between them, where merging the left one makes a pair ranked
     lower. The buckets used to merge the right one first and gave other ids than tiktoken."""
-    from tests.bpe.test_bpe import GAP_OF_ONE
     ranks, seq = GAP_OF_ONE
     made = {new for _, new in ranks.values()}
     text_of = {0: b"a", 1: b"b"}  # the ids no pair makes

@@ -5,6 +5,7 @@ import sys
 import warnings
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Regex, Tokenizer
@@ -57,7 +58,6 @@ def test_oniguruma_repeats_wraps_bounded_repeats_with_a_plus():
 def test_oniguruma_pattern_splits_in_hf_as_regex_does(pattern, text):
     """What the HF export writes (python_split.oniguruma_pattern) splits in HF's engine as the
     pattern splits in the regex module."""
-    import regex
     spec = {"type": "Split", "pattern": {"Regex": oniguruma_pattern(pattern)},
             "behavior": "Isolated", "invert": False}
     with warnings.catch_warnings():
