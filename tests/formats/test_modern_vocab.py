@@ -18,12 +18,13 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+import regex
 
 import corpustok
 from tests.conftest import (MODERN_VOCABS, NAMED_AS, TEST_DATA, newest_character_texts,
-                      newest_characters, read_xz_text, reference_pattern, sample_texts,
-                      shared_corpus_files, special_texts, tekken_document, tekken_ranks,
-                      vendor_tokenizer)
+                            newest_characters, read_ranks, read_xz_text, reference_pattern,
+                            sample_texts, shared_corpus_files, special_texts, tekken_document,
+                            tekken_ranks, vendor_tokenizer)
 from corpustok.kernels.bpe.chunk import chunk_symbols
 from corpustok.kernels.bpe.merge import BUCKET_MIN
 from corpustok.kernels.bpe.premerge import premerge
@@ -188,6 +189,29 @@ def test_long_chunks_equal_tiktoken(modern_vocab, name):
         ids = np.empty(len(data), np.int32)
         m = chunk_symbols(data, 0, len(data), ours._code, ours._sym_id, ids)
         assert premerge(ids, m, ours._pre, ours._pairs[1]) >= BUCKET_MIN
+    assert ours.encode_batch(texts).to_pylist() == [vendor.ordinary(t) for t in texts]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "llama3"])
+def test_final_whitespace_run_reading_leaves_ids_alone(modern_vocab, name):
+    """tiktoken's newer cl100k string (``\\s++$``) takes a text-final whitespace run as one
+    chunk; Llama 3's string, corpustok's ``cl100k``, cuts it after its last line break (the two
+    held to exactly that by tests/pretokenize/conftest.py). The BPE of the whole run is the
+    BPE of its two parts when no token joins across that cut, that is no token of whitespace
+    bytes (of the ``regex`` module's ``\\s``) with a byte after its last line break: none in
+    either vocabulary, so the ids are one. Texts ending so, against the vendor's own encoder
+    (tiktoken's cl100k_base with its string, llama-models' Llama 3)."""
+    path = modern_vocab(name)
+    blank = {b for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000
+             and regex.match(r"\s", c) for b in c.encode()}
+    crossing = [t for t in read_ranks(path) if all(b in blank for b in t)
+                and max(t.rfind(b"\n"), t.rfind(b"\r")) not in (-1, len(t) - 1)]
+    assert crossing == []
+    texts = ["x\n\t", "a \n ", "\r\t", "x\n \n ", "y  \n\n\t", "def f():\n    pass\n    ",
+             "a\r\n\u00a0\u3000", "\n" + " " * 40, "end.\n\n  \t"]
+    older, newer = (regex.compile(reference_pattern(n)) for n in ("llama3", "cl100k"))
+    assert all(older.findall(t) != newer.findall(t) for t in texts[:-1])
+    ours, vendor = load(path), vendor_tokenizer(name, path)
     assert ours.encode_batch(texts).to_pylist() == [vendor.ordinary(t) for t in texts]
 
 
