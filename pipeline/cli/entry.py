@@ -16,8 +16,8 @@ import gc
 import logging
 
 from corpustok.pipeline.files import use_options
-from corpustok.pipeline.runtime.startup import (skip_numba_extensions, start_up_collector,
-                                                started)
+from corpustok.pipeline.runtime.startup import (one_blas_thread, skip_numba_extensions,
+                                                start_up_collector, started)
 from corpustok.pipeline.runtime.workers import keep_freed_memory, quiet_optional_deps
 
 
@@ -57,7 +57,9 @@ def run():
     the process starts (:func:`start_up_collector`), then ``gc.freeze()`` as the process is
     about to end, so that Python's exit skips walking every Beam and Numba object once more
     (0.1-0.25 s); other packages' Numba extensions are not loaded
-    (:func:`skip_numba_extensions`)."""
+    (:func:`skip_numba_extensions`), and numpy's OpenBLAS starts no threads
+    (:func:`one_blas_thread`)."""
+    one_blas_thread()
     with start_up_collector():
         skip_numba_extensions()
         code = main(handle_signals=True)

@@ -1,5 +1,6 @@
 """The collector pause of a ``corpustok`` process's start-up (pipeline/runtime/startup.py)."""
 import gc
+import os
 import subprocess
 import sys
 
@@ -77,3 +78,28 @@ def test_other_packages_numba_extensions_are_skipped_and_kernels_still_run():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["42", "[]"]
+
+
+def test_console_script_starts_numpy_without_blas_threads():
+    """The console script sets ``OPENBLAS_NUM_THREADS=1`` before numpy is first imported (its
+    import of the command's modules leaves numpy out), so numpy's OpenBLAS starts no threads
+    of its own; a value the user set is kept (3: OpenBLAS starts threads, up to the cores)."""
+    code = (
+        "import os, sys\n"
+        "from corpustok.pipeline.cli import entry\n"
+        "before = 'numpy' in sys.modules\n"
+        "sys.argv = ['corpustok', '--version']\n"
+        "try:\n"
+        "    entry.run()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "import numpy\n"
+        "print(before, os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**env, **extra}) for extra in ({}, {"OPENBLAS_NUM_THREADS": "3"})]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr[-2000:] + runs[1].stderr[-2000:]
+    ours, kept = (r.stdout.split()[-3:] for r in runs)
+    assert ours[:2] == ["False", "1"] and kept[:2] == ["False", "3"]
+    if (os.cpu_count() or 1) > 1:  # OpenBLAS starts no more threads than cores
+        assert int(kept[2]) > int(ours[2])  # its threads follow the setting
