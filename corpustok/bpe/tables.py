@@ -43,8 +43,9 @@ def whole_chunk_table(tok_sym, tok_off, plain, sym_id, pairs, merged):
 
 
 class RankTables(NamedTuple):
-    """What a tokenizer without a merge list (a rank file: tiktoken's rule) builds from its
-    tokens: the pair table, the pre-merge table and the whole-chunk table."""
+    """The tables a BPE tokenizer encodes with: the pair table, the pre-merge table and the
+    whole-chunk table, built from a rank file's tokens (tiktoken's rule:
+    :func:`build_rank_tables`) or from a merge list (``BytePairTokenizer._merge_tables``)."""
 
     pairs: PairTable
     pre: np.ndarray

@@ -31,8 +31,8 @@ from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize.patterns import resolve
 from corpustok.pretokenize.specials import special_matcher
 from corpustok.parallel import ThreadPools, check_threads
-from corpustok.bpe.table_cache import rank_tables
-from corpustok.bpe.tables import build_rank_tables, merge_ids, whole_chunk_table
+from corpustok.bpe.table_cache import merge_tables, rank_tables
+from corpustok.bpe.tables import RankTables, build_rank_tables, merge_ids, whole_chunk_table
 from corpustok.formats.hf import gpt2_files, hf_bpe_model
 from corpustok.formats.json_file import from_json_file
 from corpustok.formats.hf_export import hf_document
@@ -127,17 +127,17 @@ class BytePairTokenizer:
         self._build_tables(specials, tokens)
         plain = self._exists & ~self._is_special
         self._whole_chunks = bool(whole_chunks)
-        if merges is None:  # a rank file's tables: read from the memo on disk when kept there
+        # the tables: read from the memo on disk when kept there
+        if merges is None:  # a rank file's
             self._pairs, self._pre, self._whole = rank_tables(
                 self._tok_sym, self._tok_off, plain, plain & self._whole_chunks, self._sym_id,
                 build_rank_tables)
             self._merges = None
         else:
-            merged = self._build_merges(merges, strings)
-            self._pre = premerge_table(self._pairs)
-            self._whole = whole_chunk_table(self._tok_sym, self._tok_off,
-                                            plain & self._whole_chunks, self._sym_id,
-                                            self._pairs, merged)
+            merges = merges if isinstance(merges, list) else list(merges)
+            (self._pairs, self._pre, self._whole), self._merges = merge_tables(
+                self._tok_sym, self._tok_off, plain, plain & self._whole_chunks, self._sym_id,
+                merges, strings, lambda: self._merge_tables(merges, strings, plain))
         self._pools = ThreadPools()
 
     # ---- construction ------------------------------------------------------------------------
@@ -168,19 +168,25 @@ class BytePairTokenizer:
         self._sym_id = np.array([self._vocab.get(s, -1) for s in SYMBOL_STRINGS], np.int32)
         self._sp_match, self._sp_bytes, self._sp_regex = special_matcher(specials, self._vocab)
 
+    def _merge_tables(self, merges, strings, plain):
+        """``(RankTables, merges as (left, right) ids)`` built from a merge list."""
+        pairs, merged, ids = self._build_merges(merges, strings)
+        return RankTables(pairs, premerge_table(pairs),
+                          whole_chunk_table(self._tok_sym, self._tok_off,
+                                            plain & self._whole_chunks, self._sym_id, pairs,
+                                            merged)), ids
+
     def _build_merges(self, merges, strings=False):
         # One Numba hash pass over all merges; anything unusual goes to the checking loop for
-        # its message. Kept as (left, right) ids: 8 bytes per merge. Returns the merged ids.
-        merges = merges if isinstance(merges, list) else list(merges)
+        # its message. Returns the pair table, the merged ids and the merges as (left, right)
+        # ids: 8 bytes per merge.
         ids = merge_ids(merges, self._tok_sym, self._tok_off, self._exists & ~self._is_special,
                         self._substrate, strings)
         if ids is None:
             if strings:
                 merges = [tuple(m.split(" ") if isinstance(m, str) else m) for m in merges]
             ids = self._check_merges(merges)
-        self._pairs = build_pair_table(*ids)
-        self._merges = np.ascontiguousarray(ids[:2].T, np.int32)
-        return ids[2]
+        return build_pair_table(*ids), ids[2], np.ascontiguousarray(ids[:2].T, np.int32)
 
     def _check_merges(self, merges):
         """The merges' ``(left, right, merged)`` ids (3 rows), or ValueError naming the first
@@ -343,9 +349,11 @@ class BytePairTokenizer:
     @classmethod
     def _from_gpt2_files(cls, vocab_json, merges_txt, pretokenizer="gpt2"):
         vocab, merges, specials = gpt2_files(vocab_json, merges_txt)
+        tok = cls.__new__(cls)
         try:
-            return cls(vocab, merges, substrate="utf8", special_tokens=specials,
-                       pretokenizer=pretokenizer)
+            tok._setup(vocab, merges, "utf8", specials, DEFAULT_CACHE_SIZE,
+                       ParsedVocab(owned=True, strings=True), pretokenizer=pretokenizer)
+            return tok
         except (TypeError, ValueError) as e:
             raise ValueError(f"{vocab_json} + {merges_txt}: {e}") from None
 

@@ -18,8 +18,9 @@ MAX_INFERRED_SPECIALS = 64
 
 
 def gpt2_files(vocab_json, merges_txt):
-    """``(vocab, merges, specials)`` of a GPT-2 style ``vocab.json`` + ``merges.txt``, or
-    ValueError naming the file and what is wrong with it."""
+    """``(vocab, merges, specials)`` of a GPT-2 style ``vocab.json`` + ``merges.txt``, the
+    merges as its ``"left right"`` lines (as a tokenizer.json writes them), or ValueError naming
+    the file and what is wrong with it."""
     check_gpt2_heads(vocab_json, merges_txt)
     vocab = read_json(vocab_json)
     if not isinstance(vocab, dict):
@@ -31,30 +32,26 @@ def gpt2_files(vocab_json, merges_txt):
                 raise ValueError(f"{vocab_json}: entry {tok!r}: {short(i)} is not a "
                                  "non-negative int id")
     check_dense_ids(vocab, f"{vocab_json}: ")
-    merges = []
+    with open(merges_txt, "rb") as f:
+        raw = f.read()
     try:
-        with open(merges_txt, encoding="utf-8") as f:
-            for line_no, line in enumerate(f, 1):
-                line = line.rstrip("\r\n")
-                if not line or (line_no == 1 and line.startswith("#version")):
-                    continue
-                pair = line.split(" ")
-                if len(pair) != 2:
-                    raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not "
-                                     "'<left> <right>'")
-                merges.append(tuple(pair))
-    except UnicodeDecodeError:
-        with open(merges_txt, "rb") as f:  # the position in the file, not in a chunk
-            raw = f.read()
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{merges_txt}: not UTF-8 text ({e.reason} at byte "
-                             f"{e.start})") from None
-        raise
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{merges_txt}: not UTF-8 text ({e.reason} at byte {e.start})") \
+            from None
+    if "\r" in text:  # line ends as a text file's reading sees them: \n, \r\n or \r
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    # lines as read (numbered from 1), less blank ones and a first "#version" line
+    numbered = [(k, line) for k, line in enumerate(lines, 1)
+                if line and not (k == 1 and line.startswith("#version"))]
+    merges = [line for _, line in numbered]
+    if any(line.count(" ") != 1 for line in merges):
+        line_no, line = next((k, line) for k, line in numbered if line.count(" ") != 1)
+        raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not '<left> <right>'")
     # Specials: entries that are neither a base symbol nor made by a merge (GPT-2's
     # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
-    made = set(alphabet("utf8")) | {a + b for a, b in merges}
+    made = set(alphabet("utf8")) | {m.replace(" ", "") for m in merges}
     specials = [t for t in vocab if t not in made]
     if len(specials) > MAX_INFERRED_SPECIALS:
         raise ValueError(f"{vocab_json}: {len(specials)} entries (e.g. {specials[:3]}) are "

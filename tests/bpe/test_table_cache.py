@@ -1,5 +1,6 @@
-"""The memo on disk of a rank file's BPE tables (corpustok/bpe/table_cache.py): what it gives
-back is what building gives, and a damaged, foreign or unwritable memo costs only time."""
+"""The memo on disk of a BPE tokenizer's tables (corpustok/bpe/table_cache.py), a rank file's
+or a merge list's: what it gives back is what building gives, and a damaged, foreign or
+unwritable memo costs only time."""
 import os
 
 import numpy as np
@@ -8,7 +9,8 @@ import pytest
 import corpustok
 import corpustok.bpe.table_cache as table_cache
 from corpustok.bpe.tables import build_rank_tables
-from tests.conftest import GPT2_4K_RANKS as RANKS, SHARED_DATA, sample_texts
+from tests.conftest import GPT2, GPT2_4K_RANKS as RANKS, SHARED_DATA, sample_texts
+from corpustok.formats.hf import gpt2_files
 
 O200K = SHARED_DATA / "vocab" / "modern" / "o200k_base.tiktoken"
 
@@ -25,11 +27,22 @@ def memo(tmp_path, monkeypatch):
         return build_rank_tables(*a)
 
     monkeypatch.setattr("corpustok.bpe.tokenizer.build_rank_tables", counted)
+    merge_tables = corpustok.BytePairTokenizer._merge_tables
+
+    def counted_merges(self, *a):
+        builds.append(1)
+        return merge_tables(self, *a)
+
+    monkeypatch.setattr(corpustok.BytePairTokenizer, "_merge_tables", counted_merges)
     return tmp_path / table_cache.FOLDER, builds
 
 
 def same_tables(a, b):
     pa, pb = a._pairs, b._pairs
+    if (a._merges is None) != (b._merges is None) or (
+            a._merges is not None and not (a._merges.dtype == b._merges.dtype
+                                           and np.array_equal(a._merges, b._merges))):
+        return False
     return pa.buckets == pb.buckets and all(
         x.dtype == y.dtype and np.array_equal(x, y) for x, y in
         [(pa.slots, pb.slots), (pa.new_of_rank, pb.new_of_rank), (pa.grid, pb.grid),
@@ -154,3 +167,84 @@ def test_o200k_from_the_memo_equals_tiktoken_order(memo, monkeypatch):
     assert len(builds) == 2 and same_tables(tok, ref)
     texts = sample_texts()
     assert tok.encode_batch(texts).to_pylist() == ref.encode_batch(texts).to_pylist()
+
+
+# ---- a merge list's tables ---------------------------------------------------------------
+
+def gpt2_merges():
+    """GPT-2's merges as ``(left, right)`` tuples."""
+    return [tuple(m.split(" ")) for m in gpt2_files(GPT2 / "vocab.json", GPT2 / "merges.txt")[1]]
+
+
+def from_merges(merges, strings=False, vocab=None):
+    """GPT-2's vocabulary with ``merges`` (tuples, or ``"left right"`` strings read as HF's
+    tokenizer.json writes them)."""
+    v, _, specials = gpt2_files(GPT2 / "vocab.json", GPT2 / "merges.txt")
+    tok = corpustok.BytePairTokenizer.__new__(corpustok.BytePairTokenizer)
+    tok._setup(vocab or v, merges, "utf8", specials, 1 << 15,
+               corpustok.bpe.tokenizer.ParsedVocab(strings=strings))
+    return tok
+
+
+def test_a_merge_lists_kept_tables_are_the_built_ones(memo, monkeypatch):
+    """GPT-2's files, loaded with the memo off, then on (built, kept), then on again (read
+    back): the same pair, pre-merge and whole-chunk tables, the same merges as ids, the same
+    ids on the sample texts."""
+    folder, builds = memo
+    with monkeypatch.context() as m:
+        m.setenv(table_cache.ENV, "")
+        ref = corpustok.load(GPT2)
+    first = corpustok.load(GPT2)
+    assert len(builds) == 2 and len(list(folder.glob("*.npz"))) == 1
+    again = corpustok.load(GPT2)
+    assert len(builds) == 2  # read back, not built
+    texts = sample_texts()
+    want = ref.encode_batch(texts).to_pylist()
+    for tok in (first, again):
+        assert same_tables(tok, ref)
+        assert tok.encode_batch(texts).to_pylist() == want
+    assert again.to_dict()["merges"] == ref.to_dict()["merges"]
+
+
+def test_each_merge_list_has_its_own_key(memo):
+    """The list's order, its length and how it is written are all in the key: a merge list
+    that differs is built, never read as another's; the same list written as pairs or as HF
+    strings gives the same tables."""
+    folder, builds = memo
+    merges = gpt2_merges()
+    base = from_merges(merges)
+    assert len(builds) == 1
+    assert same_tables(from_merges(list(merges)), base) and len(builds) == 1  # read back
+    swapped = [merges[1], merges[0], *merges[2:]]
+    for other in (swapped, merges[:-1], [" ".join(m) for m in merges]):
+        tok = from_merges(other, strings=isinstance(other[0], str))
+        assert same_tables(tok, from_merges(other, strings=isinstance(other[0], str)))
+    assert len(builds) == 4 and len(list(folder.glob("*.npz"))) == 4
+    assert same_tables(from_merges([" ".join(m) for m in merges], strings=True), base)
+    assert not np.array_equal(from_merges(swapped)._merges, base._merges)
+
+
+def test_merges_the_memo_cannot_read_are_built_and_named(memo):
+    """A merge list holding something else than strings is never kept: building names it."""
+    folder, builds = memo
+    merges = gpt2_merges()
+    with pytest.raises(ValueError, match=r"merges\[1\]"):
+        from_merges([merges[0], (merges[1][0], 7), *merges[2:]])
+    assert not folder.exists() or not list(folder.glob("*.npz"))
+
+
+def test_a_damaged_merge_list_file_is_built_again(memo):
+    folder, builds = memo
+    ref = corpustok.load(GPT2)
+    (path,) = folder.glob("*.npz")
+    raw = path.read_bytes()
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    for merges in (None, arrays["merges"].reshape(-1), arrays["merges"].astype(np.int64)):
+        damaged = {k: v for k, v in arrays.items() if k != "merges"}
+        if merges is not None:
+            damaged["merges"] = merges
+        np.savez(path, **damaged)
+        assert same_tables(corpustok.load(GPT2), ref)
+        assert path.read_bytes() == raw  # replaced by what building writes
+    assert len(builds) == 4

@@ -395,6 +395,24 @@ def test_gpt2_vocab_and_merges_files(tmp_path):
         BytePairTokenizer.from_hf(GPT2 / "vocab.json", bad_merges)
 
 
+def test_merges_txt_line_ends_blank_lines_and_the_bad_line_named(tmp_path):
+    """merges.txt is read as a text file reads lines (``\\n``, ``\\r\\n`` or ``\\r`` ends),
+    blank lines and a first ``#version`` line skipped: the same tokenizer as GPT-2's own file;
+    a line that is not ``left right`` is named by its number in the file."""
+    lines = (GPT2 / "merges.txt").read_text(encoding="utf-8").splitlines()
+    ref = BytePairTokenizer.from_hf(GPT2 / "vocab.json", GPT2 / "merges.txt")
+    texts = ["Hello world, it's 2026!\n\n  x", "caf\u00e9 \u4e2d\u6587"]
+    for end in ("\r\n", "\r"):
+        path = tmp_path / "merges.txt"
+        path.write_bytes((lines[0] + end + end + end.join(lines[1:]) + end + end).encode())
+        tok = BytePairTokenizer.from_hf(GPT2 / "vocab.json", path)
+        assert tok.to_dict()["merges"] == ref.to_dict()["merges"]
+        assert tok.encode_batch(texts).to_pylist() == ref.encode_batch(texts).to_pylist()
+    path.write_bytes("\n".join([lines[0], "", lines[1], "a b c", lines[2]]).encode())
+    with pytest.raises(ValueError, match=r"merges.txt:4: 'a b c' is not '<left> <right>'"):
+        BytePairTokenizer.from_hf(GPT2 / "vocab.json", path)
+
+
 def test_constructors_reject_strings_for_lists():
     vocab, merges = _gpt2_small()
     with pytest.raises(TypeError, match="merges must be a list"):
