@@ -21,11 +21,11 @@ built each time, and building names what is wrong with it.
 
 Where: ``$CORPUSTOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/corpustok``, else
 ``~/.cache/corpustok``; the tables go in its ``bpe-tables/`` folder, one ``<key>.npz`` a
-vocabulary (11 MB for o200k, 3 MB for GPT-2). The folder keeps the :data:`MAX_FILES` files read or written
-last (a hit touches its file); older ones, of vocabularies not used lately or of an earlier
-corpustok, are deleted when a new one is written. An empty ``CORPUSTOK_CACHE_DIR`` turns the
-memo off. Deleting the folder is always safe. Vocabularies of fewer than :data:`MIN_TOKENS`
-tokens build in under 0.05 s and are not kept.
+vocabulary (11 MB for o200k, 3.5 MB for GPT-2). The folder keeps the :data:`MAX_FILES` files
+read or written last (a hit touches its file); older ones, of vocabularies not used lately or
+of an earlier corpustok, are deleted when a new one is written. An empty
+``CORPUSTOK_CACHE_DIR`` turns the memo off. Deleting the folder is always safe. Vocabularies
+of fewer than :data:`MIN_TOKENS` tokens build in under 0.05 s and are not kept.
 """
 import hashlib
 import os

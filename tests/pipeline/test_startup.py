@@ -94,7 +94,8 @@ def test_console_script_starts_numpy_without_blas_threads():
         "except SystemExit:\n"
         "    pass\n"
         "import numpy\n"
-        "print(before, os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n")
+        "threads = len(os.listdir('/proc/self/task'))\n"
+        "print(before, os.environ.get('OPENBLAS_NUM_THREADS'), threads)\n")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**env, **extra}) for extra in ({}, {"OPENBLAS_NUM_THREADS": "3"})]
