@@ -166,8 +166,8 @@ def run_child(tokenizer, path, out, mode):
     (seconds, peak tree RSS bytes, text bytes, steady-state MB/s)."""
     workers, local_mode, threads, beam_args = MODES[mode]
     code = ("import json, sys\n"
-            "from corpustok.pipeline.runtime.workers import keep_freed_memory\n"
-            "keep_freed_memory()  # as the corpustok command does\n"
+            "from corpustok.pipeline.runtime.workers import process_env_defaults\n"
+            "process_env_defaults()  # as the corpustok command does\n"
             "from corpustok.pipeline.jobs.tokenize import tokenize\n"
             "w, m, t, b = json.loads(sys.argv[4])\n"
             "if __name__ == '__main__':  # Dask's worker processes import this module\n"

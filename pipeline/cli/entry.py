@@ -16,16 +16,16 @@ import gc
 import logging
 
 from corpustok.pipeline.files import use_options
-from corpustok.pipeline.runtime.startup import (one_blas_thread, skip_numba_extensions,
-                                                start_up_collector, started)
-from corpustok.pipeline.runtime.workers import keep_freed_memory, quiet_optional_deps
+from corpustok.pipeline.runtime.startup import (skip_numba_extensions, start_up_collector,
+                                                started)
+from corpustok.pipeline.runtime.workers import process_env_defaults, quiet_optional_deps
 
 
 def main(argv=None, handle_signals=False):
     """Entry point of the ``corpustok`` command; returns the exit code. ``handle_signals``:
     SIGINT and SIGTERM end the process with one line (the console script; not for callers
     that run it inside their own process)."""
-    keep_freed_memory()  # before anything loads pyarrow: see corpustok.pipeline.runtime.workers
+    process_env_defaults()  # before anything loads pyarrow: see pipeline.runtime.workers
     # Here, after it: the parser and the commands import pyarrow.
     from corpustok.pipeline.cli.args import GIVEN, build_parser
     from corpustok.pipeline.cli.commands import exit_code, on_interrupt
@@ -57,9 +57,10 @@ def run():
     the process starts (:func:`start_up_collector`), then ``gc.freeze()`` as the process is
     about to end, so that Python's exit skips walking every Beam and Numba object once more
     (0.1-0.25 s); other packages' Numba extensions are not loaded
-    (:func:`skip_numba_extensions`), and numpy's OpenBLAS starts no threads
-    (:func:`one_blas_thread`)."""
-    one_blas_thread()
+    (:func:`skip_numba_extensions`); the process's environment defaults are set first
+    (:func:`process_env_defaults`: numpy's OpenBLAS starts no threads, and Numba's start
+    imports numpy)."""
+    process_env_defaults()
     with start_up_collector():
         skip_numba_extensions()
         code = main(handle_signals=True)

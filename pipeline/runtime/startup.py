@@ -1,6 +1,5 @@
 """The start-up of a ``corpustok`` process as Python's cyclic garbage collector sees it."""
 import gc
-import os
 from contextlib import contextmanager
 
 _paused = False  # while start_up_collector has the collector paused
@@ -35,17 +34,6 @@ def started():
         _paused = False
         gc.freeze()
         gc.enable()
-
-
-def one_blas_thread():
-    """Have numpy's OpenBLAS start no threads of its own (``OPENBLAS_NUM_THREADS=1``) unless
-    the environment says otherwise. It starts one per core when numpy is imported, and they
-    spin before they sleep: 0.1 CPU-seconds of every process that imports numpy on this
-    2-core VM (``python -c "import numpy"``: 0.18-0.25 s of user time, 0.08-0.10 with it,
-    measured 2026-12-06). corpustok's steps do no linear algebra. For corpustok's own
-    processes only, as :func:`skip_numba_extensions`, and before numpy is imported; the
-    local worker processes inherit it."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def skip_numba_extensions():

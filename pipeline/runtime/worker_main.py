@@ -14,7 +14,7 @@ import runpy
 import signal
 import sys
 
-from corpustok.pipeline.runtime.startup import one_blas_thread, skip_numba_extensions
+from corpustok.pipeline.runtime.startup import skip_numba_extensions
 
 BEAM_WORKER = "apache_beam.runners.worker.sdk_worker_main"
 # The collector's thresholds in a worker: a young collection every 50,000 allocations, not
@@ -40,7 +40,6 @@ def die_with_parent():
 if __name__ == "__main__":
     die_with_parent()
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
-    one_blas_thread()
     skip_numba_extensions()
     sys.argv[0] = BEAM_WORKER
     runpy.run_module(BEAM_WORKER, run_name="__main__", alter_sys=True)

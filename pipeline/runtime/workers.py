@@ -43,9 +43,14 @@ from corpustok.pipeline.runtime import worker_main
 from corpustok.pipeline.runtime.worker_main import BEAM_WORKER, WORKER_MARK
 
 WORKER_MAIN = worker_main.__name__  # what a local worker process runs (python -m)
-# gRPC's C core logs an INFO line each time a process forks while its threads run (every
-# local worker start); ERROR keeps its real failures.
-PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR"}
+# The environment of corpustok's own processes, where the user has not set it: Arrow's
+# allocator keeps freed memory; gRPC's C core logs an INFO line each time a process forks while
+# its threads run (every local worker start), ERROR keeps its real failures; numpy's OpenBLAS
+# starts no threads of its own (one a core, spinning before they sleep: 0.1 CPU-seconds of
+# every process that imports numpy on a 2-core VM, 2026-12-06; corpustok does no linear
+# algebra).
+PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR",
+               "OPENBLAS_NUM_THREADS": "1"}
 WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
 # How local workers run, by Beam's name for it: threads of the caller's process (the kernels
 # release the GIL; as fast or faster end to end, quicker to start: decision 0018) or
@@ -70,9 +75,9 @@ def default_workers(sizes, shard_bytes, cores=None):
     return max(1, min(cores or available_cores(), shards))
 
 
-def keep_freed_memory():
-    """Apply :data:`PROCESS_ENV` to this process (if pyarrow is not loaded yet) and to every
-    process it starts from now on."""
+def process_env_defaults():
+    """Apply :data:`PROCESS_ENV` to this process (to what it loads from now on: pyarrow,
+    numpy) and to every process it starts from now on."""
     for key, value in PROCESS_ENV.items():
         os.environ.setdefault(key, value)
 

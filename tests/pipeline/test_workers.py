@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from corpustok.pipeline.runtime.workers import (PROCESS_ENV, WORKER_ENV, keep_freed_memory,
-                                                local_workers_env)
+from corpustok.pipeline.runtime.workers import (PROCESS_ENV, WORKER_ENV, local_workers_env,
+                                                process_env_defaults)
 from tests.conftest import TEST_DATA
 
 KEY = "MIMALLOC_PURGE_DELAY"
@@ -16,15 +16,15 @@ KEY = "MIMALLOC_PURGE_DELAY"
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    monkeypatch.delenv(KEY, raising=False)
+    for key in WORKER_ENV:  # none of them set by the environment the tests run in
+        monkeypatch.delenv(key, raising=False)
     return monkeypatch
 
 
 def test_workers_setting_is_scoped(clean_env):
-    clean_env.delenv("PYTHONSAFEPATH", raising=False)
     with local_workers_env():
         assert all(os.environ[k] == v for k, v in WORKER_ENV.items())
-    assert KEY not in os.environ and "PYTHONSAFEPATH" not in os.environ
+    assert not any(key in os.environ for key in WORKER_ENV)
 
 
 def test_user_value_kept(clean_env):
@@ -32,7 +32,7 @@ def test_user_value_kept(clean_env):
     with local_workers_env():
         assert os.environ[KEY] == "250"
     assert os.environ[KEY] == "250"
-    keep_freed_memory()
+    process_env_defaults()
     assert os.environ[KEY] == "250"
 
 
