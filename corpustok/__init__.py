@@ -23,14 +23,13 @@ __all__ = ["WordPiece", "BytePairTokenizer", "SentencePieceTokenizer", "Tokenize
 # beside it, so the checkout's root joins this package's search path: a checkout imports its
 # own kernels, whichever checkout the environment was installed from (decision 0004).
 _HERE = os.path.dirname(os.path.abspath(__file__))
-if not os.path.isdir(os.path.join(_HERE, "kernels")):
-    __path__.append(os.path.dirname(_HERE))
+_ROOT = _HERE if os.path.isdir(os.path.join(_HERE, "kernels")) else os.path.dirname(_HERE)
+if _ROOT != _HERE:
+    __path__.append(_ROOT)
 
 # Numba's cache of the kernels is emptied when a kernel's source changed: Numba checks only a
 # function's own file, not those of the kernels compiled into it (corpustok/numba_cache.py).
-_refresh_numba_cache(os.path.join(_HERE if os.path.isdir(os.path.join(_HERE, "kernels"))
-                                  else os.path.dirname(_HERE), "kernels"),
-                     os.environ.get("NUMBA_CACHE_DIR"))
+_refresh_numba_cache(os.path.join(_ROOT, "kernels"), os.environ.get("NUMBA_CACHE_DIR"))
 
 # Old module name -> the module it is now (corpustok/moved.py): names the docs gave users.
 MOVED = {"ube": "substrate", "bpe_train": "bpe.train", "hf_export": "formats.hf_export"}

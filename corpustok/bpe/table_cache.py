@@ -118,10 +118,11 @@ def rank_tables(tok_sym, tok_off, plain, whole_plain, sym_id, build):
     :class:`corpustok.bpe.tables.RankTables`; :func:`corpustok.bpe.tables.build_rank_tables`),
     read from the memo when it holds them, else built and kept there (see the module
     docstring)."""
-    if not _on(plain):
+    folder = _folder(plain)
+    if folder is None:
         return build(tok_sym, tok_off, plain, whole_plain, sym_id)
     key = tables_key(tok_sym, tok_off, plain, whole_plain, sym_id)
-    tables, _ = _kept(key, tok_sym, tok_off, False,
+    tables, _ = _kept(folder / f"{key}.npz", tok_sym, tok_off, False,
                       lambda: (build(tok_sym, tok_off, plain, whole_plain, sym_id), None))
     return tables
 
@@ -131,28 +132,30 @@ def merge_tables(tok_sym, tok_off, plain, whole_plain, sym_id, merges, strings, 
     as ``(left, right)`` ids (int32, one row a merge), read from the memo when it holds them
     for these arrays and ``merges`` (``strings``: ``"left right"`` strings are read too),
     else built and kept there (see the module docstring)."""
-    digest = merges_digest(merges, strings) if _on(plain) else None
+    folder = _folder(plain)
+    digest = None if folder is None else merges_digest(merges, strings)
     if digest is None:
         return build()
     key = tables_key(tok_sym, tok_off, plain, whole_plain, sym_id, digest)
-    return _kept(key, tok_sym, tok_off, True, build)
+    return _kept(folder / f"{key}.npz", tok_sym, tok_off, True, build)
 
 
-def _on(plain):
-    """Whether the memo keeps the tables of a vocabulary of these ``plain`` tokens."""
-    return cache_dir() is not None and np.count_nonzero(plain) >= MIN_TOKENS and \
-        code_digest() is not None
-
-
-def _kept(key, tok_sym, tok_off, with_merges, build):
-    """``(tables, merges)`` kept under ``key``, or ``build()``'s, then kept."""
+def _folder(plain):
+    """The memo's folder when it keeps the tables of a vocabulary of these ``plain`` tokens,
+    else None."""
     folder = cache_dir()
-    path = folder / f"{key}.npz"
+    if folder is None or np.count_nonzero(plain) < MIN_TOKENS or code_digest() is None:
+        return None
+    return folder
+
+
+def _kept(path, tok_sym, tok_off, with_merges, build):
+    """``(tables, merges)`` kept at ``path``, or ``build()``'s, then kept there."""
     found = _read(path, tok_sym, tok_off, with_merges)
     if found is None:
         found = build()
         if _write(path, *found):
-            _evict(folder)
+            _evict(path.parent)
     else:
         try:
             os.utime(path)  # used: the last to go

@@ -45,10 +45,10 @@ def gpt2_files(vocab_json, merges_txt):
     # lines as read (numbered from 1), less blank ones and a first "#version" line
     numbered = [(k, line) for k, line in enumerate(lines, 1)
                 if line and not (k == 1 and line.startswith("#version"))]
+    bad = next(((k, line) for k, line in numbered if line.count(" ") != 1), None)
+    if bad is not None:
+        raise ValueError(f"{merges_txt}:{bad[0]}: {bad[1]!r} is not '<left> <right>'")
     merges = [line for _, line in numbered]
-    if any(line.count(" ") != 1 for line in merges):
-        line_no, line = next((k, line) for k, line in numbered if line.count(" ") != 1)
-        raise ValueError(f"{merges_txt}:{line_no}: {line!r} is not '<left> <right>'")
     # Specials: entries that are neither a base symbol nor made by a merge (GPT-2's
     # <|endoftext|> is spelled with byte symbols, so the alphabet alone cannot tell).
     made = set(alphabet("utf8")) | {m.replace(" ", "") for m in merges}

@@ -136,8 +136,7 @@ def _rewrite_repeats(pattern, rewrite):
                 group = "".join(out.pop())
                 out[-1].append(group)
                 k += 1
-            elif c == "{" and last not in _NO_ATOM and _REPEAT.match(pattern, k):
-                m = _REPEAT.match(pattern, k)
+            elif c == "{" and last not in _NO_ATOM and (m := _REPEAT.match(pattern, k)):
                 after = pattern[m.end():m.end() + 1]
                 if after == "+" or (after == "?" and "," not in m.group()):
                     out[-1][-1] = rewrite(last, m.group(), after)
