@@ -5,6 +5,7 @@ file changed. The tests show it on a two-file package, then that ``refresh`` cur
 the folders it looks in are the ones Numba's own locators pick, and that ``import corpustok``
 runs it on the kernels."""
 import functools
+import importlib
 import os
 import subprocess
 import sys
@@ -123,8 +124,8 @@ def test_the_folders_are_those_numbas_locators_pick(tmp_path, monkeypatch):
     root = _package(tmp_path)
     (root / "__pycache__").write_text("")
     sys.path.insert(0, str(tmp_path))
-    try:
-        from pkg.caller import call
+    try:  # the package this test wrote: importable only once it is on the path
+        call = importlib.import_module("pkg.caller").call
     finally:
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
