@@ -55,6 +55,25 @@ def test_cli_sets_it_before_pyarrow_loads(clean_env):
     assert out[-1] == repr([PROCESS_ENV[KEY]])
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="jemalloc is chosen on Linux")
+@pytest.mark.parametrize("user_value", [None, "system"])
+def test_cli_arrow_pool_is_jemalloc_unless_the_user_chose(clean_env, user_value):
+    # Arrow's default pool (mimalloc) gave each batch fresh pages to zero (decision 0045); the
+    # console script picks jemalloc before pyarrow loads, and a user's own choice stands.
+    if user_value:
+        clean_env.setenv("ARROW_DEFAULT_MEMORY_POOL", user_value)
+    code = ("import sys\n"
+            "from corpustok.pipeline.cli import main\n"
+            "assert main(['encode', '--tokenizer', sys.argv[1], 'hello world']) == 0\n"
+            "import pyarrow as pa\n"
+            "print(pa.default_memory_pool().backend_name)\n")
+    vocab = str(TEST_DATA / "bert-base-uncased" / "vocab.txt")
+    res = subprocess.run([sys.executable, "-c", code, vocab], capture_output=True, text=True,
+                         check=True)
+    assert res.stdout.strip().splitlines()[-1] == (user_value or "jemalloc")
+    assert "Unsupported backend" not in res.stderr
+
+
 def test_workers_run_next_to_a_folder_named_like_the_package(tmp_path):
     # A user who cloned the project into ./corpustok and runs from the folder above: Beam's
     # local workers start in that folder and must still import the installed package.
