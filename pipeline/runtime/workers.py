@@ -45,18 +45,20 @@ from corpustok.pipeline.runtime.worker_main import BEAM_WORKER, WORKER_MARK
 
 WORKER_MAIN = worker_main.__name__  # what a local worker process runs (python -m)
 # The environment of corpustok's own processes, where the user has not set it: Arrow's
-# memory pool is jemalloc on Linux (pyarrow's wheels build it there), which keeps and reuses
-# freed memory across shards; pyarrow's default, mimalloc, gave each batch's buffers fresh
-# pages again, and zeroing them was a fifth of a job's CPU (decision 0045); where the pool
-# is still mimalloc it keeps freed memory too; gRPC's C core logs an INFO line each time a
+# memory pool is jemalloc on Linux (pyarrow's wheels build it there), told to keep the pages
+# it frees (Arrow's build returns them after a second) so that every shard reuses the last
+# one's; pyarrow's default, mimalloc, gave each batch's buffers fresh pages again, and zeroing
+# them was a fifth of a job's CPU (decision 0045); where the pool is still mimalloc it keeps
+# freed memory too; gRPC's C core logs an INFO line each time a
 # process forks while its threads run (every local worker start), ERROR keeps its real
 # failures; numpy's OpenBLAS starts no threads of its own (one a core, spinning before they
 # sleep: 0.1 CPU-seconds of every process that imports numpy on a 2-core VM, 2026-12-06;
 # corpustok does no linear algebra).
 PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR",
                "OPENBLAS_NUM_THREADS": "1",
-               **({"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform.startswith("linux")
-                  else {})}
+               **({"ARROW_DEFAULT_MEMORY_POOL": "jemalloc",
+                   "JE_ARROW_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1"}
+                  if sys.platform.startswith("linux") else {})}
 WORKER_ENV = {**PROCESS_ENV, "PYTHONSAFEPATH": "1"}
 # How local workers run, by Beam's name for it: threads of the caller's process (the kernels
 # release the GIL; as fast or faster end to end, quicker to start: decision 0018) or

@@ -74,6 +74,31 @@ def test_cli_arrow_pool_is_jemalloc_unless_the_user_chose(clean_env, user_value)
     assert "Unsupported backend" not in res.stderr
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="jemalloc is chosen on Linux")
+def test_arrow_pool_keeps_freed_pages_for_the_next_shard(clean_env):
+    # Arrow's jemalloc returns freed pages after a second (its build's decay), and a shard's
+    # buffers then fault in afresh; with the defaults a buffer freed and allocated again
+    # after that long reuses the pages (minor faults counted by the OS).
+    code = ("import resource, sys, time\n"
+            "from corpustok.pipeline.runtime.workers import process_env_defaults\n"
+            "process_env_defaults()\n"
+            "import numpy as np, pyarrow as pa\n"
+            "def touch():\n"
+            "    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "    buf = pa.allocate_buffer(64 << 20)\n"
+            "    np.frombuffer(buf, np.uint8)[::4096] = 1\n"
+            "    del buf\n"
+            "    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before\n"
+            "first = touch()\n"
+            "time.sleep(2.5)\n"
+            "print(pa.default_memory_pool().backend_name, first, touch())\n")
+    backend, first, again = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                           text=True, check=True).stdout.split()
+    assert backend == "jemalloc"
+    assert int(first) >= (64 << 20) // 4096 // 2  # the first touch faults (4 KB pages)
+    assert int(again) < int(first) // 10
+
+
 def test_workers_run_next_to_a_folder_named_like_the_package(tmp_path):
     # A user who cloned the project into ./corpustok and runs from the folder above: Beam's
     # local workers start in that folder and must still import the installed package.
