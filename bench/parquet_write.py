@@ -5,7 +5,8 @@
 Reads every ``*.parquet`` shard under ``SHARD_FOLDER`` (a ``corpustok tokenize`` output's
 ``data/``) into memory, then writes them again into memory buffers, one row group each as the
 job does, with the job's options (``TOKEN_PARQUET``) and with one thing changed at a time:
-the ids' list elements not nullable, no compression, PLAIN instead of BYTE_STREAM_SPLIT, the
+the ids' list elements not nullable, no compression, PLAIN instead of BYTE_STREAM_SPLIT, zstd at
+levels -1 and -5 (faster, larger) or LZ4 instead of level 1, the
 tokens column alone, the ids alone as a flat int32 column (no list levels: not a format
 corpustok writes, the floor of the ids' part). Variants alternate within each round; prints
 each one's best CPU time, millions of ids per CPU-second and bytes per id.
@@ -46,6 +47,9 @@ VARIANTS = {
     "no compression": (lambda t: t, {**without(TOKEN_PARQUET, "compression_level"),
                                      "compression": "none"}),
     "PLAIN ids": (lambda t: t, without(TOKEN_PARQUET, "column_encoding")),
+    "zstd level -1": (lambda t: t, {**TOKEN_PARQUET, "compression_level": -1}),
+    "zstd level -5": (lambda t: t, {**TOKEN_PARQUET, "compression_level": -5}),
+    "lz4": (lambda t: t, {**without(TOKEN_PARQUET, "compression_level"), "compression": "lz4"}),
     "tokens column alone": (lambda t: t.select(["tokens"]),
                             {**TOKEN_PARQUET, "write_statistics": False}),
     "flat ids (no levels)": (flat_ids, {**without(TOKEN_PARQUET, "column_encoding"),

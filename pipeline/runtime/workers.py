@@ -1,13 +1,14 @@
 """The environment of the processes that run a job: the CLI process and Beam's local workers.
 
-Allocator: Arrow's default allocator (mimalloc) returns freed pages to the OS after a short
-delay, so every shard faults its read, token-list and Parquet-write buffers in again (cost in
-decision 0019). With ``MIMALLOC_PURGE_DELAY=-1`` freed pages stay with the allocator and
-the next shard reuses them;
-peak RSS is still that of one shard per worker. mimalloc reads the variable when pyarrow loads,
-so it reaches only processes that load pyarrow afterwards: the CLI process (nothing imports
-pyarrow before ``main``) and the worker processes a local multi-process run starts. This module
-imports nothing heavy for that reason.
+Allocator: pyarrow's default pool (mimalloc) returns freed pages to the OS after a short
+delay, so every shard faulted its read, token-list and Parquet-write buffers in again (cost in
+decision 0019); ``MIMALLOC_PURGE_DELAY=-1`` keeps them, yet mimalloc still handed large
+growing buffers fresh pages. On Linux the pool is jemalloc (``ARROW_DEFAULT_MEMORY_POOL``),
+told to keep what it frees (``JE_ARROW_MALLOC_CONF``: Arrow builds it to return pages after a
+second): decision 0045. Peak RSS is still that of one shard per worker. The allocator reads
+these when pyarrow loads, so they reach only processes that load pyarrow afterwards: the CLI
+process (nothing imports pyarrow before ``main``) and the worker processes a local
+multi-process run starts. This module imports nothing heavy for that reason.
 
 Import path: Beam starts local workers with ``python -m ...`` in the caller's folder, which
 puts that folder first on ``sys.path``; run next to a clone named ``corpustok``, the workers
@@ -44,16 +45,13 @@ from corpustok.pipeline.runtime import worker_main
 from corpustok.pipeline.runtime.worker_main import BEAM_WORKER, WORKER_MARK
 
 WORKER_MAIN = worker_main.__name__  # what a local worker process runs (python -m)
-# The environment of corpustok's own processes, where the user has not set it: Arrow's
-# memory pool is jemalloc on Linux (pyarrow's wheels build it there), told to keep the pages
-# it frees (Arrow's build returns them after a second) so that every shard reuses the last
-# one's; pyarrow's default, mimalloc, gave each batch's buffers fresh pages again, and zeroing
-# them was a fifth of a 134 MB job's CPU, 5-7% of a GB job's (decision 0045); where the pool is still mimalloc it keeps
-# freed memory too; gRPC's C core logs an INFO line each time a
-# process forks while its threads run (every local worker start), ERROR keeps its real
-# failures; numpy's OpenBLAS starts no threads of its own (one a core, spinning before they
-# sleep: 0.1 CPU-seconds of every process that imports numpy on a 2-core VM, 2026-12-06;
-# corpustok does no linear algebra).
+# The environment of corpustok's own processes, where the user has not set it: Arrow's pool
+# as the module docstring says (jemalloc keeping freed pages: fewer fresh pages to zero, 5-7%
+# of a GB job's CPU; mimalloc's setting for a user who picks it); gRPC's C core logs an INFO
+# line each time a process forks while its threads run (every local worker start), ERROR
+# keeps its real failures; numpy's OpenBLAS starts no threads of its own (one a core,
+# spinning before they sleep: 0.1 CPU-seconds of every process that imports numpy on a 2-core
+# VM, 2026-12-06; corpustok does no linear algebra).
 PROCESS_ENV = {"MIMALLOC_PURGE_DELAY": "-1", "GRPC_VERBOSITY": "ERROR",
                "OPENBLAS_NUM_THREADS": "1",
                **({"ARROW_DEFAULT_MEMORY_POOL": "jemalloc",
