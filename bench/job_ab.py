@@ -38,7 +38,7 @@ def one_run(tree, args, out, extra_env):
            "--no-progress"]
     # run in the tree: ``python -c`` puts the working folder first on sys.path, before
     # PYTHONPATH, and corpustok is the folder of that name found first
-    env = dict(os.environ, **extra_env, PYTHONPATH=os.path.abspath(tree))
+    env = {**os.environ, **extra_env, "PYTHONPATH": os.path.abspath(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

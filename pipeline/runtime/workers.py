@@ -3,7 +3,7 @@
 Allocator: pyarrow's default pool (mimalloc) returns freed pages to the OS after a short
 delay, so every shard faulted its read, token-list and Parquet-write buffers in again (cost in
 decision 0019); ``MIMALLOC_PURGE_DELAY=-1`` keeps them, yet mimalloc still handed large
-growing buffers fresh pages. On Linux the pool is jemalloc (``ARROW_DEFAULT_MEMORY_POOL``),
+growing buffers fresh pages, most of all in a job's first shards. On Linux the pool is jemalloc (``ARROW_DEFAULT_MEMORY_POOL``),
 told to keep what it frees (``JE_ARROW_MALLOC_CONF``: Arrow builds it to return pages after a
 second): decision 0045. Peak RSS is still that of one shard per worker. The allocator reads
 these when pyarrow loads, so they reach only processes that load pyarrow afterwards: the CLI
@@ -46,8 +46,8 @@ from corpustok.pipeline.runtime.worker_main import BEAM_WORKER, WORKER_MARK
 
 WORKER_MAIN = worker_main.__name__  # what a local worker process runs (python -m)
 # The environment of corpustok's own processes, where the user has not set it: Arrow's pool
-# as the module docstring says (jemalloc keeping freed pages: fewer fresh pages to zero, 5-7%
-# of a GB job's CPU; mimalloc's setting for a user who picks it); gRPC's C core logs an INFO
+# as the module docstring says (jemalloc keeping freed pages: fewer fresh pages to zero,
+# decision 0045; mimalloc's setting for a user who picks it); gRPC's C core logs an INFO
 # line each time a process forks while its threads run (every local worker start), ERROR
 # keeps its real failures; numpy's OpenBLAS starts no threads of its own (one a core,
 # spinning before they sleep: 0.1 CPU-seconds of every process that imports numpy on a 2-core
