@@ -127,17 +127,18 @@ class BytePairTokenizer:
         self._build_tables(specials, tokens)
         plain = self._exists & ~self._is_special
         self._whole_chunks = bool(whole_chunks)
+        whole_plain = plain & self._whole_chunks
         # the tables: read from the memo on disk when kept there
         if merges is None:  # a rank file's
             self._pairs, self._pre, self._whole = rank_tables(
-                self._tok_sym, self._tok_off, plain, plain & self._whole_chunks, self._sym_id,
+                self._tok_sym, self._tok_off, plain, whole_plain, self._sym_id,
                 build_rank_tables)
             self._merges = None
         else:
             merges = merges if isinstance(merges, list) else list(merges)
             (self._pairs, self._pre, self._whole), self._merges = merge_tables(
-                self._tok_sym, self._tok_off, plain, plain & self._whole_chunks, self._sym_id,
-                merges, strings, lambda: self._merge_tables(merges, strings, plain))
+                self._tok_sym, self._tok_off, plain, whole_plain, self._sym_id,
+                merges, strings, lambda: self._merge_tables(merges, strings, whole_plain))
         self._pools = ThreadPools()
 
     # ---- construction ------------------------------------------------------------------------
@@ -168,13 +169,13 @@ class BytePairTokenizer:
         self._sym_id = np.array([self._vocab.get(s, -1) for s in SYMBOL_STRINGS], np.int32)
         self._sp_match, self._sp_bytes, self._sp_regex = special_matcher(specials, self._vocab)
 
-    def _merge_tables(self, merges, strings, plain):
-        """``(RankTables, merges as (left, right) ids)`` built from a merge list."""
+    def _merge_tables(self, merges, strings, whole_plain):
+        """``(RankTables, merges as (left, right) ids)`` built from a merge list;
+        ``whole_plain``: the tokens emitted whole."""
         pairs, merged, ids = self._build_merges(merges, strings)
         return RankTables(pairs, premerge_table(pairs),
-                          whole_chunk_table(self._tok_sym, self._tok_off,
-                                            plain & self._whole_chunks, self._sym_id, pairs,
-                                            merged)), ids
+                          whole_chunk_table(self._tok_sym, self._tok_off, whole_plain,
+                                            self._sym_id, pairs, merged)), ids
 
     def _build_merges(self, merges, strings=False):
         # One Numba hash pass over all merges; anything unusual goes to the checking loop for
@@ -338,24 +339,27 @@ class BytePairTokenizer:
     def _from_hf_doc(cls, path, doc):
         """:meth:`from_hf` of the parsed ``doc``, whose vocab dict becomes the tokenizer's."""
         vocab, ids, merges, specials, options = hf_bpe_model(path, doc)
+        return cls._from_file(path, vocab, merges, specials, ids, **options)
+
+    @classmethod
+    def _from_gpt2_files(cls, vocab_json, merges_txt, pretokenizer="gpt2"):
+        vocab, merges, specials = gpt2_files(vocab_json, merges_txt)
+        return cls._from_file(f"{vocab_json} + {merges_txt}", vocab, merges, specials,
+                              pretokenizer=pretokenizer)
+
+    @classmethod
+    def _from_file(cls, where, vocab, merges, specials, ids=None, **options):
+        """A ``utf8`` tokenizer of what a file's reader parsed: ``vocab`` (the tokenizer's own
+        dict from now on; ``ids`` its values as an array where known) and ``merges`` as
+        ``"left right"`` strings; a TypeError or ValueError becomes a ValueError naming
+        ``where``."""
         tok = cls.__new__(cls)
         try:
             tok._setup(vocab, merges, "utf8", specials, DEFAULT_CACHE_SIZE,
                        ParsedVocab(ids, owned=True, strings=True), **options)
         except (TypeError, ValueError) as e:
-            raise ValueError(f"{path}: {e}") from None
+            raise ValueError(f"{where}: {e}") from None
         return tok
-
-    @classmethod
-    def _from_gpt2_files(cls, vocab_json, merges_txt, pretokenizer="gpt2"):
-        vocab, merges, specials = gpt2_files(vocab_json, merges_txt)
-        tok = cls.__new__(cls)
-        try:
-            tok._setup(vocab, merges, "utf8", specials, DEFAULT_CACHE_SIZE,
-                       ParsedVocab(owned=True, strings=True), pretokenizer=pretokenizer)
-            return tok
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"{vocab_json} + {merges_txt}: {e}") from None
 
     def __getstate__(self):
         return self.to_dict() | {"cache_size": self._caches.size}

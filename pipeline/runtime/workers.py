@@ -3,9 +3,9 @@
 Allocator: pyarrow's default pool (mimalloc) returns freed pages to the OS after a short
 delay, so every shard faulted its read, token-list and Parquet-write buffers in again (cost in
 decision 0019); ``MIMALLOC_PURGE_DELAY=-1`` keeps them, yet mimalloc still handed large
-growing buffers fresh pages, most of all in a job's first shards. On Linux the pool is jemalloc (``ARROW_DEFAULT_MEMORY_POOL``),
-told to keep what it frees (``JE_ARROW_MALLOC_CONF``: Arrow builds it to return pages after a
-second): decision 0045. Peak RSS is still that of one shard per worker. The allocator reads
+growing buffers fresh pages, most of all in a job's first shards. On Linux the pool is
+jemalloc (``ARROW_DEFAULT_MEMORY_POOL``), told to keep what it frees
+(``JE_ARROW_MALLOC_CONF``: Arrow builds it to return pages after a second): decision 0045. Peak RSS is still that of one shard per worker. The allocator reads
 these when pyarrow loads, so they reach only processes that load pyarrow afterwards: the CLI
 process (nothing imports pyarrow before ``main``) and the worker processes a local
 multi-process run starts. This module imports nothing heavy for that reason.

@@ -176,14 +176,13 @@ def gpt2_merges():
     return [tuple(m.split(" ")) for m in gpt2_files(GPT2 / "vocab.json", GPT2 / "merges.txt")[1]]
 
 
-def from_merges(merges, strings=False, vocab=None):
-    """GPT-2's vocabulary with ``merges`` (tuples, or ``"left right"`` strings read as HF's
-    tokenizer.json writes them)."""
-    v, _, specials = gpt2_files(GPT2 / "vocab.json", GPT2 / "merges.txt")
-    tok = corpustok.BytePairTokenizer.__new__(corpustok.BytePairTokenizer)
-    tok._setup(vocab or v, merges, "utf8", specials, 1 << 15,
-               corpustok.bpe.tokenizer.ParsedVocab(strings=strings))
-    return tok
+def from_merges(merges, strings=False):
+    """GPT-2's vocabulary with ``merges`` (tuples, or ``"left right"`` strings read as a
+    tokenizer.json's reader passes them)."""
+    vocab, _, specials = gpt2_files(GPT2 / "vocab.json", GPT2 / "merges.txt")
+    if strings:
+        return corpustok.BytePairTokenizer._from_file("test", vocab, merges, specials)
+    return corpustok.BytePairTokenizer(vocab, merges, substrate="utf8", special_tokens=specials)
 
 
 def test_a_merge_lists_kept_tables_are_the_built_ones(memo, monkeypatch):

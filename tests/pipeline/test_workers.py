@@ -6,6 +6,7 @@ import resource
 import subprocess
 import sys
 
+import pyarrow as pa
 import pytest
 
 from corpustok.pipeline.runtime.workers import (PROCESS_ENV, WORKER_ENV, local_workers_env,
@@ -56,22 +57,14 @@ def test_cli_sets_it_before_pyarrow_loads(clean_env):
     assert out[-1] == repr([PROCESS_ENV[KEY]])
 
 
-def _linux_jemalloc():
-    """Why the Arrow pool tests cannot run here, or None: corpustok picks jemalloc on Linux,
-    where pip's pyarrow wheels build it."""
-    if not sys.platform.startswith("linux"):
-        return "jemalloc is chosen on Linux"
-    out = subprocess.run([sys.executable, "-c", "import pyarrow as pa; "
-                          "print('jemalloc' in pa.supported_memory_backends())"],
-                         capture_output=True, text=True, check=True).stdout
-    return None if out.strip() == "True" else "this pyarrow has no jemalloc"
-
-
 @pytest.fixture(scope="module")
 def linux_jemalloc():
-    reason = _linux_jemalloc()
-    if reason:
-        pytest.skip(reason)
+    """corpustok picks jemalloc on Linux, where pip's pyarrow wheels build it: the Arrow
+    pool tests skip elsewhere."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("jemalloc is chosen on Linux")
+    if "jemalloc" not in pa.supported_memory_backends():  # the build's, whatever the pool
+        pytest.skip("this pyarrow has no jemalloc")
 
 
 @pytest.mark.parametrize("user_value", [None, "system"])
