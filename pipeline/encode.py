@@ -18,8 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import corpustok
-from corpustok.arrow import decode_replacing, list_array, one_array, read_only, utf8_batch
-from corpustok.kernels.markers import add_markers
+from corpustok.arrow import (decode_replacing, list_array, one_array, pool_array, read_only,
+                             utf8_batch)
+from corpustok.kernels.markers import add_markers, marked_size
 from corpustok.schemas import DOCUMENTS, REJECTS, TOKENS, with_id_type
 
 from corpustok.pipeline import files
@@ -154,8 +155,9 @@ def _add_markers(ids, offsets, bos, eos):
     """Insert ``bos``/``eos`` (None: none) around every document: one kernel call."""
     if bos is None and eos is None:
         return ids, offsets
-    return add_markers(read_only(np.asarray(ids, np.int32)), read_only(offsets),
-                       np.int64(-1 if bos is None else bos), np.int64(-1 if eos is None else eos))
+    bos, eos = np.int64(-1 if bos is None else bos), np.int64(-1 if eos is None else eos)
+    out = pool_array(marked_size(len(ids), len(offsets) - 1, bos, eos))
+    return add_markers(read_only(np.asarray(ids, np.int32)), read_only(offsets), bos, eos, out)
 
 
 def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, threads=1):

@@ -17,16 +17,17 @@ import numpy as np
 import pyarrow as pa
 
 from corpustok.tokenizer import FILE_FORMAT
-from corpustok.arrow import (id_lists, is_well_formed, list_array, read_only, string_array,
-                             utf8_batch)
+from corpustok.arrow import (id_lists, is_well_formed, list_array, pool_array, read_only,
+                             string_array, utf8_batch)
 from corpustok.bpe.stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
                                   WholeTextEncoder)
 from corpustok.bpe.caches import ChunkCaches
 from corpustok.kernels.bpe.decode import expand_ids, stitch_text
+from corpustok.kernels.bpe.cache import WIDE_IDS
 from corpustok.kernels.bpe.encode import BpeModel, encode_docs
 from corpustok.kernels.bpe.merge import build_pair_table
 from corpustok.kernels.bpe.premerge import premerge_table
-from corpustok.kernels.substrate import decode_symbols
+from corpustok.kernels.substrate import decode_symbols, most_symbols
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize.patterns import resolve
 from corpustok.pretokenize.specials import special_matcher
@@ -421,9 +422,14 @@ class BytePairTokenizer:
         # streams are not): each extra signature costs seconds of compilation on a cold cache.
         data = read_only(data)
         offsets = np.array(offsets, np.int64)
-        return encode_docs(data, offsets, self._model, self._cache(), self._sp_match,
+        model = self._model
+        # the ids' room from Arrow's pool where its size is known (checked text); else the
+        # kernel sizes it after counting
+        room = pool_array(most_symbols(offsets[-1] - offsets[0], model.substrate) + WIDE_IDS
+                          if well_formed else 0)
+        return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final,
-                           bool(well_formed))
+                           bool(well_formed), room)
 
     def encode_arrays(self, batch, *, recognize_special=False, threads=1):
         """One kernel call over a :class:`corpustok.arrow.Utf8Batch` (one per thread with

@@ -17,8 +17,8 @@ import pyarrow as pa
 
 from corpustok.array_files import read_arrays, write_arrays
 from corpustok.tokenizer import FILE_FORMAT
-from corpustok.arrow import (id_lists, list_array, read_only, replace_surrogates, string_array,
-                             utf8_batch)
+from corpustok.arrow import (id_lists, list_array, pool_array, read_only, replace_surrogates,
+                             string_array, utf8_batch)
 from corpustok.kernels.wordpiece import walk as K
 from corpustok.kernels.wordpiece.build import (build_trie, e2e_table, in_ranges, symbol_table,
                                                two_level)
@@ -381,7 +381,8 @@ class WordPiece:
 
         def part(offsets):
             n = len(offsets) - 1
-            out = np.empty(self._capacity(int(offsets[-1] - offsets[0]), n), np.int32)
+            # Arrow's pool: memory it hands out again, not a fresh mapping (decision 0046)
+            out = pool_array(self._capacity(int(offsets[-1] - offsets[0]), n))
             out_offsets = np.empty(n + 1, np.int64)
             replaced = np.zeros(n, np.int64)
             # read-only text, as the stream's: one compiled signature for both

@@ -306,7 +306,7 @@ def _next_special(data, p, end, specials):
 
 
 @njit(nogil=True, cache=True)
-def encode_docs(data, offsets, model, cache, specials, recognize, final, well_formed):
+def encode_docs(data, offsets, model, cache, specials, recognize, final, well_formed, room):
     """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
 
     Pre-tokenizes with ``split_some`` and encodes each chunk with ``model`` through
@@ -317,7 +317,9 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
     ``well_formed``: the caller knows the batch is well-formed UTF-8 (text from Python
     ``str``, or checked by Arrow), so nothing is replaced and the output is sized by
     :func:`most_symbols` without a counting pass; else a first pass counts symbols and
-    replacements.
+    replacements. ``room``: an int32 array the ids are written into when it holds the
+    output's reserve (below), so that a caller can hand over memory whose pages are already
+    in use (a memory pool's); else (an empty one) the output is a new array.
 
     Returns ``(ids int32, out_offsets int64 [n+1], replaced int64 [n], stop)``: ``replaced``
     counts each whole document's U+FFFD replacements, ``stop`` is the byte position where
@@ -335,8 +337,11 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
         count_symbols(data, offsets, model.substrate, counts, replaced)
         total = counts.sum()
     # ids <= base symbols: the output never grows; a cache hit writes WIDE_IDS slots
-    out = np.empty(total + WIDE_IDS, np.int32)
-    advise_huge_pages(out)
+    if len(room) >= total + WIDE_IDS:
+        out = room
+    else:
+        out = np.empty(total + WIDE_IDS, np.int32)
+        advise_huge_pages(out)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration
     work = EncodeWork(np.empty(3 * WORK, np.int32), np.empty(3 * WORK, np.int64),

@@ -1,9 +1,15 @@
 """pipeline/encode.py: BOS/EOS put around every document by one kernel call
-(kernels/markers.py), against the plain definition written here."""
+(kernels/markers.py), against the plain definition written here; the kernels' outputs in
+Arrow's pool."""
 import numpy as np
+import pyarrow as pa
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from corpustok.pipeline.encode import _add_markers
+import corpustok
+from corpustok.arrow import utf8_batch
+from corpustok.pipeline.encode import _add_markers, encode_documents
+from tests.conftest import TEST_DATA
 
 
 def with_markers(docs, bos, eos):
@@ -31,3 +37,31 @@ def test_read_only_arrow_ids_keep_one_signature():
     ids.setflags(write=False)  # Arrow buffers are read-only
     out, offsets = _add_markers(ids, np.array([0, 2, 5], np.int64), 9, None)
     assert out.tolist() == [9, 0, 1, 9, 2, 3, 4] and offsets.tolist() == [0, 3, 7]
+
+
+@pytest.fixture(scope="module", params=["gpt2", "bert-base-uncased/vocab.txt"])
+def tok(request):
+    return corpustok.load(TEST_DATA / request.param)
+
+
+def test_ids_are_written_into_arrows_pool(tok):
+    # The kernels' outputs come from Arrow's pool (decision 0046), whose pages the job's
+    # jemalloc keeps for the next batch (test_workers.py), not from a fresh mapping per batch.
+    docs = pa.array([f"document {i}: " + "the quick brown fox jumps over the lazy dog " * 20
+                     for i in range(2000)])
+    before = pa.total_allocated_bytes()
+    ids, offsets, *_ = encode_documents(tok, docs)
+    marked, _ = _add_markers(ids, offsets, 1, 2)
+    assert pa.total_allocated_bytes() - before >= 4 * (len(ids) + len(marked))
+    del ids, offsets, marked
+    assert pa.total_allocated_bytes() - before < 1 << 16
+
+
+def test_a_batchs_ids_outlive_the_next_batch(tok):
+    # Pool memory is handed out again once freed, never while an array of ids still holds it.
+    first = tok.encode_arrays(utf8_batch(["one document", "and another one"]))[0]
+    kept = first.tolist()
+    for _ in range(3):
+        tok.encode_arrays(utf8_batch(["something else entirely " * 50]))
+    assert first.tolist() == kept == tok.encode_arrays(
+        utf8_batch(["one document", "and another one"]))[0].tolist()
