@@ -17,44 +17,31 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
 
-import pyarrow.parquet as pq
-
-from _common import banner
+from _common import banner, cpu_seconds, row_group_texts
 
 CONTROL = "python loop"
 
 
 def kernel_cpu(tokenizer, files):
     """Kernel CPU seconds over every row group's ``text`` of ``files``."""
-    import corpustok
-    from corpustok.arrow import utf8_batch
+    import corpustok  # in the measured processes only
 
     tok = corpustok.load(tokenizer)
     tok.encode_batch(["warm the kernels up"])
-    cpu = 0.0
-    for f in files:
-        pf = pq.ParquetFile(f)
-        for rg in range(pf.num_row_groups):
-            batch = utf8_batch(pf.read_row_group(rg, columns=["text"]).column(0)
-                               .combine_chunks())
-            t = time.process_time()
-            tok.encode_arrays(batch)
-            cpu += time.process_time() - t
-    return cpu
+    return sum(cpu_seconds(lambda: tok.encode_arrays(batch))
+               for f in files for batch in row_group_texts(f))
 
 
-def loop_cpu():
-    t = time.process_time()
+def loop():
     x = 0
     for i in range(3 * 10**7):
         x += i
-    return time.process_time() - t
 
 
 def child(args):
-    print(loop_cpu() if args.tokenizer == CONTROL else kernel_cpu(args.tokenizer, args.inputs))
+    print(cpu_seconds(loop) if args.tokenizer == CONTROL else
+          kernel_cpu(args.tokenizer, args.inputs))
 
 
 def launch(tokenizer, files):
@@ -93,8 +80,8 @@ def main():
                   f"{sum(b):.2f} s; halves / one {sum(a) / whole[-1]:.3f}, beside / alone "
                   f"{sum(b) / sum(a):.3f}")
         med = statistics.median
-        print(f"{name}: medians: halves / one {med(alone) / med(whole):.3f}, beside / alone "
-              f"{med(beside) / med(alone):.3f}")
+        print(f"{name}: ratios of the medians: halves / one {med(alone) / med(whole):.3f}, "
+              f"beside / alone {med(beside) / med(alone):.3f}")
 
 
 if __name__ == "__main__":

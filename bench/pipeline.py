@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from corpustok.pipeline.output.layout import entry_names, entry_path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import tree_rss  # noqa: E402
+from _common import row_group_texts, tree_rss  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GPT2 = os.path.join(HERE, "..", "tests", "data", "gpt2")
@@ -90,11 +90,8 @@ def build_input(folder, megabytes, docs):
 def kernel_mbps(tokenizer, path, runs):
     """Median MB/s of ``encode_arrays`` over the file's row groups, one process."""
     import corpustok
-    from corpustok.arrow import utf8_batch
     tok = corpustok.load(tokenizer)
-    pf = pq.ParquetFile(path)
-    groups = [utf8_batch(pf.read_row_group(i, columns=["text"]).column(0))
-              for i in range(min(pf.num_row_groups, 12))]
+    groups = list(row_group_texts(path, 12))
     nbytes = sum(int(b.offsets[-1] - b.offsets[0]) for b in groups)
     tok.encode_arrays(groups[0])  # compile / warm
     times = []

@@ -156,7 +156,7 @@ def _add_markers(ids, offsets, bos, eos):
     if bos is None and eos is None:
         return ids, offsets
     bos, eos = np.int64(-1 if bos is None else bos), np.int64(-1 if eos is None else eos)
-    out = pool_array(marked_size(len(ids), len(offsets) - 1, bos, eos))
+    out = pool_array(marked_size(offsets[-1], len(offsets) - 1, bos, eos))
     return add_markers(read_only(np.asarray(ids, np.int32)), read_only(offsets), bos, eos, out)
 
 

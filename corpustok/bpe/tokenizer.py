@@ -23,11 +23,10 @@ from corpustok.bpe.stream import (BpeStreamDecoder, BpeStreamEncoder, Normalizin
                                   WholeTextEncoder)
 from corpustok.bpe.caches import ChunkCaches
 from corpustok.kernels.bpe.decode import expand_ids, stitch_text
-from corpustok.kernels.bpe.cache import WIDE_IDS
-from corpustok.kernels.bpe.encode import BpeModel, encode_docs
+from corpustok.kernels.bpe.encode import BpeModel, checked_room, encode_docs
 from corpustok.kernels.bpe.merge import build_pair_table
 from corpustok.kernels.bpe.premerge import premerge_table
-from corpustok.kernels.substrate import decode_symbols, most_symbols
+from corpustok.kernels.substrate import decode_symbols
 from corpustok.nfc import NfcStream, nfc_batch
 from corpustok.pretokenize.patterns import resolve
 from corpustok.pretokenize.specials import special_matcher
@@ -425,7 +424,7 @@ class BytePairTokenizer:
         model = self._model
         # the ids' room from Arrow's pool where its size is known (checked text); else the
         # kernel sizes it after counting
-        room = pool_array(most_symbols(offsets[-1] - offsets[0], model.substrate) + WIDE_IDS
+        room = pool_array(checked_room(offsets[-1] - offsets[0], model.substrate)
                           if well_formed else 0)
         return encode_docs(data, offsets, model, self._cache(), self._sp_match,
                            bool(recognize_special) and len(self._specials) > 0, final,

@@ -306,6 +306,13 @@ def _next_special(data, p, end, specials):
 
 
 @njit(nogil=True, cache=True)
+def checked_room(nbytes, substrate):
+    """The ids :func:`encode_docs` reserves for ``nbytes`` of well-formed text: one a base
+    symbol (ids never outnumber them), and the slots a cache hit writes past the last."""
+    return most_symbols(nbytes, substrate) + WIDE_IDS
+
+
+@njit(nogil=True, cache=True)
 def encode_docs(data, offsets, model, cache, specials, recognize, final, well_formed, room):
     """Encode every document ``data[offsets[d]:offsets[d + 1]]`` of a batch in one call.
 
@@ -331,16 +338,16 @@ def encode_docs(data, offsets, model, cache, specials, recognize, final, well_fo
     ndoc = len(offsets) - 1
     replaced = np.zeros(ndoc, np.int64)
     if well_formed:
-        total = most_symbols(offsets[ndoc] - offsets[0], model.substrate)
+        need = checked_room(offsets[ndoc] - offsets[0], model.substrate)
     else:
         counts = np.empty(ndoc, np.int64)
         count_symbols(data, offsets, model.substrate, counts, replaced)
-        total = counts.sum()
+        need = counts.sum() + WIDE_IDS
     # ids <= base symbols: the output never grows; a cache hit writes WIDE_IDS slots
-    if len(room) >= total + WIDE_IDS:
+    if len(room) >= need:
         out = room
     else:
-        out = np.empty(total + WIDE_IDS, np.int32)
+        out = np.empty(need, np.int32)
         advise_huge_pages(out)
     out_offsets = np.zeros(ndoc + 1, np.int64)
     # never reassigned: a reassigned array in this loop makes Numba refcount it each iteration

@@ -487,6 +487,19 @@ def test_encode_matches_hf_on_shared_corpus(trained):
                                                    for t in lines]
 
 
+def test_checked_text_is_encoded_into_arrows_pool(trained):
+    # Every substrate's reserve fits what the kernel needs (decision 0046): the ids of
+    # checked text live in the pool buffer handed to it, not in an array it made instead.
+    substrate, vocab, merges, tok = trained
+    hf = hf_bpe(vocab, merges)
+    texts = [SAMPLE, "😀 naïve ä " * 300, "lowest newer widest"]
+    before = pa.total_allocated_bytes()
+    ids, offsets, _ = tok.encode_arrays(utf8_batch(texts))
+    assert pa.total_allocated_bytes() - before >= 4 * len(ids)
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == \
+        [hf_presplit_ids(hf, t, substrate) for t in texts]
+
+
 def test_recognized_specials_match_hf(trained):
     from tokenizers import AddedToken
     substrate, vocab, merges, tok = trained

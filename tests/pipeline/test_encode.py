@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import corpustok
 from corpustok.arrow import utf8_batch
+from corpustok.kernels.markers import add_markers
 from corpustok.pipeline.encode import _add_markers, encode_documents
 from tests.conftest import TEST_DATA
 
@@ -51,10 +52,19 @@ def test_ids_are_written_into_arrows_pool(tok):
                      for i in range(2000)])
     before = pa.total_allocated_bytes()
     ids, offsets, *_ = encode_documents(tok, docs)
+    held = pa.total_allocated_bytes() - before
+    assert held >= 4 * len(ids)
     marked, _ = _add_markers(ids, offsets, 1, 2)
-    assert pa.total_allocated_bytes() - before >= 4 * (len(ids) + len(marked))
+    grew = pa.total_allocated_bytes() - before - held  # its ids, padded to 64 bytes
+    assert 4 * len(marked) <= grew < 4 * len(marked) + 64
     del ids, offsets, marked
     assert pa.total_allocated_bytes() - before < 1 << 16
+
+
+def test_markers_refuse_room_of_another_size():
+    ids, offsets = np.arange(5, dtype=np.int32), np.array([0, 2, 5], np.int64)
+    with pytest.raises(ValueError, match="exactly"):
+        add_markers(ids, offsets, np.int64(9), np.int64(-1), np.empty(8, np.int32))
 
 
 def test_a_batchs_ids_outlive_the_next_batch(tok):
