@@ -7,8 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = REPO.parent / "shared" / "data" / "corpus"
 
@@ -49,16 +47,6 @@ def corpus_lines(max_mb=None):
                 if max_mb and size >= max_mb * 1e6:
                     return lines
     return lines
-
-
-def row_group_texts(path, limit=None):
-    """The ``text`` column of each row group of Parquet file ``path`` (the first ``limit``)
-    as a kernel batch (``corpustok.arrow.Utf8Batch``), read one at a time."""
-    from corpustok.arrow import utf8_batch  # corpustok loads in the measured processes only
-    pf = pq.ParquetFile(path)
-    groups = pf.num_row_groups if limit is None else min(limit, pf.num_row_groups)
-    for i in range(groups):
-        yield utf8_batch(pf.read_row_group(i, columns=["text"]).column(0))
 
 
 def cpu_seconds(fn):

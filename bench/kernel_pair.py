@@ -18,15 +18,16 @@ import statistics
 import subprocess
 import sys
 
-from _common import banner, cpu_seconds, row_group_texts
+import corpustok
+
+from _common import banner, cpu_seconds
+from _row_groups import row_group_texts
 
 CONTROL = "python loop"
 
 
 def kernel_cpu(tokenizer, files):
     """Kernel CPU seconds over every row group's ``text`` of ``files``."""
-    import corpustok  # in the measured processes only
-
     tok = corpustok.load(tokenizer)
     tok.encode_batch(["warm the kernels up"])
     return sum(cpu_seconds(lambda: tok.encode_arrays(batch))

@@ -32,10 +32,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import corpustok
 from corpustok.pipeline.output.layout import entry_names, entry_path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import row_group_texts, tree_rss  # noqa: E402
+from _common import tree_rss  # noqa: E402
+from _row_groups import row_group_texts  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GPT2 = os.path.join(HERE, "..", "tests", "data", "gpt2")
@@ -89,7 +91,6 @@ def build_input(folder, megabytes, docs):
 
 def kernel_mbps(tokenizer, path, runs):
     """Median MB/s of ``encode_arrays`` over the file's row groups, one process."""
-    import corpustok
     tok = corpustok.load(tokenizer)
     groups = list(row_group_texts(path, 12))
     nbytes = sum(int(b.offsets[-1] - b.offsets[0]) for b in groups)

@@ -232,7 +232,7 @@ def pool_array(n, dtype=np.int32) -> np.ndarray:
     mapping the OS faults in and zeroes page by page (the job's pool keeps its pages:
     decision 0046). Wrapping it in an Arrow array copies nothing."""
     dtype = np.dtype(dtype)
-    return np.frombuffer(pa.allocate_buffer(max(n, 0) * dtype.itemsize), dtype)
+    return np.frombuffer(pa.allocate_buffer(n * dtype.itemsize), dtype)
 
 
 def read_only(a):

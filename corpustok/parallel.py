@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
+from corpustok.arrow import pool_array
+
 __all__ = ["Schedule", "ThreadPools", "check_threads"]
 
 MIN_PART_BYTES = 1 << 16  # smaller ranges cost more in hand-offs than they gain
@@ -118,7 +120,9 @@ class ThreadPools:
         for f in helpers:
             f.result()
         results = [results[a] for a in sorted(results)]
-        ids = np.concatenate([r[0] for r in results])
+        # joined into Arrow's pool, where each part was written (decision 0046)
+        ids = np.concatenate([r[0] for r in results],
+                             out=pool_array(sum(len(r[0]) for r in results), results[0][0].dtype))
         out = np.zeros(len(offsets), np.int64)
         lengths = np.concatenate([np.diff(r[1]) for r in results])
         np.cumsum(lengths, out=out[1:])

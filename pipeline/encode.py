@@ -189,7 +189,7 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, 
             counts[d] = len(pieces[d])
         new_offsets = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=new_offsets[1:])
-        out = np.empty(new_offsets[-1], np.int32)
+        out = pool_array(new_offsets[-1])
         dest = np.repeat(new_offsets[:-1] - offsets[:-1], np.diff(offsets)) + np.arange(len(ids))
         out[dest] = ids  # the blanked huge documents have no ids here
         for d, p in pieces.items():

@@ -45,13 +45,15 @@ def tok(request):
     return corpustok.load(TEST_DATA / request.param)
 
 
-def test_ids_are_written_into_arrows_pool(tok):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ids_are_written_into_arrows_pool(tok, threads):
     # The kernels' outputs come from Arrow's pool (decision 0046), whose pages the job's
-    # jemalloc keeps for the next batch (test_workers.py), not from a fresh mapping per batch.
+    # jemalloc keeps for the next batch (test_workers.py), not from a fresh mapping per batch;
+    # two threads' parts are joined there too.
     docs = pa.array([f"document {i}: " + "the quick brown fox jumps over the lazy dog " * 20
                      for i in range(2000)])
     before = pa.total_allocated_bytes()
-    ids, offsets, *_ = encode_documents(tok, docs)
+    ids, offsets, *_ = encode_documents(tok, docs, threads=threads)
     held = pa.total_allocated_bytes() - before
     assert held >= 4 * len(ids)
     marked, _ = _add_markers(ids, offsets, 1, 2)
@@ -59,6 +61,17 @@ def test_ids_are_written_into_arrows_pool(tok):
     assert 4 * len(marked) <= grew < 4 * len(marked) + 64
     del ids, offsets, marked
     assert pa.total_allocated_bytes() - before < 1 << 16
+
+
+def test_a_batch_with_long_documents_is_assembled_in_arrows_pool(tok):
+    # Documents past max_doc_bytes are streamed and the batch's ids put together again: in
+    # the pool too, and the same ids as the batch call gives.
+    docs = pa.array(["a short one"] * 50 + ["a long document, streamed " * 400] + ["last"])
+    whole = encode_documents(tok, docs)[0].tolist()
+    before = pa.total_allocated_bytes()
+    ids = encode_documents(tok, docs, max_doc_bytes=1000)[0]
+    assert pa.total_allocated_bytes() - before >= 4 * len(ids)
+    assert ids.tolist() == whole
 
 
 def test_markers_refuse_room_of_another_size():
