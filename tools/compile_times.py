@@ -68,6 +68,26 @@ def _small_bpe(substrate):
     return build
 
 
+def _package_file(module, rel):
+    """A file inside an installed package of the test extra, found by the package's folder
+    (the package itself is never imported: diffsynth's own dependencies are not installed)."""
+    import importlib.util
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"{module} is not installed (./run_local.sh test installs it)")
+    return Path(spec.submodule_search_locations[0]) / rel
+
+
+def _sentencepiece(module, rel):
+    """A SentencePiece ``.model`` file that a package of the test extra ships (a fresh clone
+    has it after ``./run_local.sh test``): Mistral 7B v0.1's BPE model (mistral-common), T5's
+    Unigram model (diffsynth 1.1.9)."""
+    def build():
+        import corpustok
+        return corpustok.load(_package_file(module, rel))
+    return build
+
+
 def _wordpiece():
     import corpustok
     return corpustok.load(DATA / "bert-base-uncased" / "vocab.txt")
@@ -137,6 +157,11 @@ ENTRY_POINTS = {
     "bpe-ube": (_small_bpe("ube"), _encode, "BytePairTokenizer(vocab, merges, 'ube'), encode()"),
     "bpe-utf16": (_small_bpe("utf16"), _encode, "the same on 'utf16'"),
     "wordpiece": (_wordpiece, _batch_and_stream, "bert vocab.txt, encode_batch and stream()"),
+    "sp-bpe": (_sentencepiece("mistral_common", "data/tokenizer.model.v1"), _batch_and_stream,
+               "SentencePiece BPE .model (Mistral 7B v0.1), encode_batch and stream()"),
+    "sp-unigram": (_sentencepiece("diffsynth", "tokenizer_configs/flux/tokenizer_2/spiece.model"),
+                   _batch_and_stream,
+                   "SentencePiece Unigram .model (T5), encode_batch and stream()"),
     "count": (_none, _count, "ChunkCounts add/merge (the train job's counting)"),
     "train-ube": (_none, _train, "BytePairTokenizer.train(texts, 600, substrate='ube')"),
     "cli-tokenize": (None, None, "corpustok tokenize, GPT-2, 1 MB of text (wall time)"),

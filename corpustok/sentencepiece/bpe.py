@@ -30,8 +30,7 @@ from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BE
                                                  CUT_HERE, CUT_WORDS, DUMMY_PREFIX, ESCAPE, GRID,
                                                  HAS_UNUSED, ID_BITS, N_PIECES, NO_CUT,
                                                  RESEGMENT, SETTINGS, UNK, UNKNOWN, SpBpeModel,
-                                                 encode_normalized, encode_segments, fill_pairs,
-                                                 normalize_batch)
+                                                 encode_segments, fill_pairs, normalize_batch)
 from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
     USER_DEFINED
@@ -253,8 +252,20 @@ class SentencePieceBpe:
             cache = self._local.cache = chunk_cache(CACHE_SLOTS)
             if self.cut_words:
                 text, offsets = self.seed()
-                encode_normalized(text, offsets, self.tables, cache)
+                self._encode_normalized(text, offsets, cache)
         return cache
+
+    def _encode_normalized(self, text, text_off, cache, added=None, doc_first=None):
+        """:func:`encode_segments` of normalized text, one segment a document unless
+        ``added`` and ``doc_first`` say otherwise. Every array goes in read-only, seeding
+        included: each other signature would compile the whole kernel again (about 12 s on a
+        first run)."""
+        n = len(text_off) - 1
+        if added is None:
+            added, doc_first = np.full(n, -1, np.int32), np.arange(n + 1, dtype=np.int64)
+        return encode_segments(read_only(text), read_only(np.asarray(text_off, np.int64)),
+                               read_only(np.asarray(added, np.int32)),
+                               read_only(np.asarray(doc_first, np.int64)), self.tables, cache)
 
     def seed(self):
         """The words a new cache is seeded with, as normalized documents ``(text, offsets)``:
@@ -305,10 +316,8 @@ class SentencePieceBpe:
         if len(text_off) > 1 and np.diff(text_off).max() >= MAX_DOCUMENT:
             raise ValueError("a document of 512 MB or more (normalized): the SentencePiece BPE "
                              "kernel packs a symbol's position in 29 bits")
-        added = read_only(np.asarray(added, np.int32))
-        doc_first = read_only(np.asarray(doc_first, np.int64))
-        ids, out_off = encode_segments(read_only(text), read_only(text_off), added, doc_first,
-                                       self.tables, self._cache())
+        doc_first = np.asarray(doc_first, np.int64)
+        ids, out_off = self._encode_normalized(text, text_off, self._cache(), added, doc_first)
         n = len(doc_first) - 1
         per_doc = np.add.reduceat(replaced, doc_first[:-1]) if len(replaced) else \
             np.zeros(n, np.int64)

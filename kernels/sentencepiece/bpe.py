@@ -8,7 +8,7 @@ Two kernels, because a charsmap normalizer may run elsewhere first:
   file we know: ``identity``): invalid UTF-8 bytes become U+FFFD (one each), leading,
   trailing and repeated spaces go with ``remove_extra_whitespaces``, one space is put in front
   with ``add_dummy_prefix``, every space is written U+2581 with ``escape_whitespaces``.
-- :func:`encode_normalized`: the model on normalized text. Symbols are the longest
+- :func:`encode_segments`: the model on normalized text. Symbols are the longest
   user-defined piece at a position (frozen: they never merge) or one character; the adjacent
   pair whose concatenation is a mergeable piece (NORMAL, USER_DEFINED, UNUSED) of the highest
   score merges first, the leftmost on ties (the score order is sentencepiece's: the float32 bit
@@ -394,8 +394,8 @@ def _emit(model, work, rev, text, s, p, n, out, j, j0):
     if o >= 0:
         out[j] = o
         return 1
-    if o == UNKNOWN:
-        return _emit_unknown(model, text, p, n, out, j, j0)
+    if o == UNKNOWN:  # n as an int64, as the calls below pass it: one signature
+        return _emit_unknown(model, text, p, np.int64(n), out, j, j0)
     stack = work[8]
     top = 0
     stack[0], stack[1], stack[2], stack[3] = s, p, n, 0
@@ -827,13 +827,3 @@ def encode_segments(text, seg_off, added, doc_first, model, cache):
     j = _encode_stream(model, cache, work, rev, Segments(text, seg_off, added, doc_first),
                        block, out, out_off)
     return out[:j], out_off
-
-
-@njit(nogil=True, cache=True)
-def encode_normalized(text, offsets, model, cache):
-    """Ids of every normalized document ``text[offsets[d]:offsets[d + 1]]`` in one call:
-    ``(ids int32, out_offsets int64 [n+1])``: :func:`encode_segments` of one text segment a
-    document."""
-    ndoc = len(offsets) - 1
-    return encode_segments(text, offsets, np.full(ndoc, -1, np.int32),
-                           np.arange(ndoc + 1).astype(np.int64), model, cache)
