@@ -199,6 +199,20 @@ def test_threads_and_arrow_give_the_same_ids():
     assert one[400:] == [None, []]
 
 
+def test_the_encoder_is_compiled_for_one_signature():
+    """Every path into the encoder kernel (a batch from Python strings or Arrow, the word
+    cache's seeding on each new thread, added tokens) passes the same array types, so a first
+    run compiles it once (decision 0017): a second signature would compile the whole encoder,
+    about 12 s, again."""
+    from corpustok.kernels.sentencepiece.bpe import encode_segments
+    ours, _ = pair("mistral-common:tokenizer.model.v1")
+    texts = udhr_sample_texts()[:50]
+    ours.encode_batch(texts)
+    ours.encode_batch(pa.array(texts), threads=2)  # new threads: caches seeded there
+    ours.encode("one more, seeded on this thread already")
+    assert len(encode_segments.signatures) == 1, encode_segments.signatures
+
+
 def test_invalid_bytes_are_replaced_and_counted():
     ours, theirs = pair("mistral-common:tokenizer.model.v1")
     raw = [b"ab\xff\xe2\x82 c", b"\xed\xa0\x80x", b"\xc0\xaf \xf4\x90\x80\x80", b"ok"]
