@@ -23,14 +23,15 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, gather_ranges, read_only
+from corpustok.arrow import freeze_arrays, gather_ranges, pool_array, read_only
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.sentencepiece.piece_splits import piece_splits
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BEFORE_SPACE,
                                                  CUT_HERE, CUT_WORDS, DUMMY_PREFIX, ESCAPE, GRID,
                                                  HAS_UNUSED, ID_BITS, N_PIECES, NO_CUT,
                                                  RESEGMENT, SETTINGS, UNK, UNKNOWN, SpBpeModel,
-                                                 encode_segments, fill_pairs, normalize_batch)
+                                                 encode_segments, fill_pairs, normalize_batch,
+                                                 normalized_room, segment_ids_room)
 from corpustok.sentencepiece.normalizer import normalize, normalizer_state
 from corpustok.sentencepiece.model_file import NORMAL, SPACE, UNKNOWN as UNKNOWN_TYPE, UNUSED, \
     USER_DEFINED
@@ -263,9 +264,12 @@ class SentencePieceBpe:
         n = len(text_off) - 1
         if added is None:
             added, doc_first = np.full(n, -1, np.int32), np.arange(n + 1, dtype=np.int64)
-        return encode_segments(read_only(text), read_only(np.asarray(text_off, np.int64)),
-                               read_only(np.asarray(added, np.int32)),
-                               read_only(np.asarray(doc_first, np.int64)), self.tables, cache)
+        text_off = read_only(np.asarray(text_off, np.int64))
+        # the ids' room from Arrow's pool (decision 0046)
+        room = pool_array(segment_ids_room(text_off, len(added)))
+        return encode_segments(read_only(text), text_off, read_only(np.asarray(added, np.int32)),
+                               read_only(np.asarray(doc_first, np.int64)), self.tables, cache,
+                               room)
 
     def seed(self):
         """The words a new cache is seeded with, as normalized documents ``(text, offsets)``:
@@ -286,8 +290,9 @@ class SentencePieceBpe:
     def normalize(self, data, offsets):
         """``(text, offsets, replaced)``: the normalized documents of ``data``/``offsets``."""
         if self.kernel_normalizes:
-            return normalize_batch(read_only(data), np.asarray(offsets, np.int64),
-                                   self.tables.settings)
+            offsets = np.asarray(offsets, np.int64)
+            return normalize_batch(read_only(data), offsets, self.tables.settings,
+                                   pool_array(normalized_room(offsets), np.uint8))
         # A charsmap, or user-defined pieces with spaces: sentencepiece's whole normalizer,
         # the same for BPE and Unigram models (kernels/sentencepiece/normalize.py).
         if self._norm_state is None:

@@ -5,8 +5,9 @@ runs the batch kernel (the readable reference is
 :func:`corpustok.sentencepiece.reference.normalize`)."""
 import numpy as np
 
-from corpustok.arrow import freeze_arrays
-from corpustok.kernels.sentencepiece.normalize import NormalizerState, normalize_batch
+from corpustok.arrow import freeze_arrays, pool_array
+from corpustok.kernels.sentencepiece.normalize import (NormalizerState, normalize_batch,
+                                                        normalized_room)
 from corpustok.kernels.sentencepiece.trie import build_trie
 from corpustok.sentencepiece.model_file import USER_DEFINED
 
@@ -75,5 +76,6 @@ def _ascii_plain(model):
 
 def normalize(state, data, offsets):
     """``(bytes uint8, offsets int64 [n+1], replaced int64 [n])`` of the documents
-    ``data[offsets[d]:offsets[d + 1]]`` (uint8, int64)."""
-    return normalize_batch(data, offsets, state)
+    ``data[offsets[d]:offsets[d + 1]]`` (uint8, int64), written into memory from Arrow's pool
+    (decision 0046)."""
+    return normalize_batch(data, offsets, state, pool_array(normalized_room(offsets), np.uint8))

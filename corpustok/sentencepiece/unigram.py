@@ -7,9 +7,10 @@ import sys
 
 import numpy as np
 
-from corpustok.arrow import gather_ranges, read_only
+from corpustok.arrow import gather_ranges, pool_array, read_only
 from corpustok.kernels.sentencepiece.trie import build
-from corpustok.kernels.sentencepiece.unigram import SCORE_RESET, UnigramState, unigram_batch
+from corpustok.kernels.sentencepiece.unigram import (SCORE_RESET, UnigramState, unigram_batch,
+                                                      unigram_ids_room)
 from corpustok.sentencepiece.model_file import NORMAL, UNKNOWN, USER_DEFINED
 from corpustok.sentencepiece.normalizer import normalize
 
@@ -60,5 +61,7 @@ def encode_unigram(norm_state, state, data, offsets):
     data = read_only(np.ascontiguousarray(data, np.uint8))
     offsets = read_only(np.ascontiguousarray(offsets, np.int64))
     text, text_offsets, replaced = normalize(norm_state, data, offsets)
-    ids, id_offsets = unigram_batch(read_only(text), read_only(text_offsets), state)
+    text_offsets = read_only(text_offsets)
+    ids, id_offsets = unigram_batch(read_only(text), text_offsets, state,
+                                    pool_array(unigram_ids_room(text_offsets)))  # decision 0046
     return ids, id_offsets, replaced

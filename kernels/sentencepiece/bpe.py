@@ -223,13 +223,24 @@ def _normalize_doc(settings, data, s, e, out, j):
 
 
 @njit(nogil=True, cache=True)
-def normalize_batch(data, offsets, settings):
+def normalized_room(offsets):
+    """The bytes :func:`normalize_batch` reserves for the documents of ``offsets``: 3 an input
+    byte (an invalid byte becomes U+FFFD, a space U+2581), a dummy prefix a document."""
+    ndoc = len(offsets) - 1
+    return 3 * (offsets[ndoc] - offsets[0]) + 3 * ndoc + 8
+
+
+@njit(nogil=True, cache=True)
+def normalize_batch(data, offsets, settings, room):
     """The normalized text of every document ``data[offsets[d]:offsets[d + 1]]``:
     ``(text uint8, text_offsets int64 [n+1], replaced int64 [n])``, ``replaced`` counting the
-    invalid bytes written as U+FFFD. O(bytes); memory 3 bytes per input byte at most."""
+    invalid bytes written as U+FFFD. ``room``: a uint8 array the text is written into when it
+    holds :func:`normalized_room` (memory a pool hands out with its pages in use, decision
+    0046), else (an empty one) a new array is made. O(bytes); memory 3 bytes per input byte at
+    most, of which only those written are touched."""
     ndoc = len(offsets) - 1
-    total = offsets[ndoc] - offsets[0]
-    out = np.empty(3 * total + 3 * ndoc + 8, np.uint8)
+    need = normalized_room(offsets)
+    out = room if len(room) >= need else np.empty(need, np.uint8)
     out_off = np.zeros(ndoc + 1, np.int64)
     replaced = np.zeros(ndoc, np.int64)
     j = np.int64(0)
@@ -800,7 +811,15 @@ def _one_byte_ids(model, one_id):
 
 
 @njit(nogil=True, cache=True)
-def encode_segments(text, seg_off, added, doc_first, model, cache):
+def segment_ids_room(seg_off, n_added):
+    """The ids :func:`encode_segments` reserves for text segments ``seg_off`` and ``n_added``
+    added tokens: one a normalized byte and an added token, and the slots a cache hit writes
+    past the last."""
+    return seg_off[len(seg_off) - 1] - seg_off[0] + n_added + WIDE_IDS + 1
+
+
+@njit(nogil=True, cache=True)
+def encode_segments(text, seg_off, added, doc_first, model, cache, room):
     """Ids of every document of segments in one call: ``(ids int32, out_offsets int64
     [n+1])``. Segment ``s`` is the added token ``added[s]`` (>= 0: its id, its text not
     read) or the normalized text ``text[seg_off[s]:seg_off[s + 1]]`` (``added[s] < 0``);
@@ -808,11 +827,11 @@ def encode_segments(text, seg_off, added, doc_first, model, cache):
     :func:`corpustok.kernels.sentencepiece.added.cut_added`). ``cache``: a chunk cache of
     :func:`corpustok.kernels.bpe.cache.chunk_cache`, used only when the model cuts words.
     O(bytes) for cached words, O(n log n) a merged word or segment of n characters; memory:
-    one int32 per normalized byte and segment for the output, work arrays of the longest
-    word."""
+    one int32 per normalized byte and segment for the output (written into ``room`` when it
+    holds :func:`segment_ids_room`, else a new array), work arrays of the longest word."""
     ndoc = len(doc_first) - 1
-    out = np.empty(seg_off[len(seg_off) - 1] - seg_off[0] + len(added) + WIDE_IDS + 1,
-                   np.int32)
+    need = segment_ids_room(seg_off, len(added))
+    out = room if len(room) >= need else np.empty(need, np.int32)
     out_off = np.zeros(ndoc + 1, np.int64)
     work = _merge_work(np.int64(WORK))
     n_sym = len(model.out_id)

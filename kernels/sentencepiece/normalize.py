@@ -121,10 +121,19 @@ def user_prefix(da, val, data, at, end):
 
 
 @njit(nogil=True, cache=True)
-def normalize_batch(data, offsets, state):
+def normalized_room(offsets):
+    """The bytes :func:`normalize_batch` reserves for the documents of ``offsets``."""
+    n_docs = len(offsets) - 1
+    return max(16, 3 * (offsets[n_docs] - offsets[0]) // 2 + 3 * n_docs + 16)
+
+
+@njit(nogil=True, cache=True)
+def normalize_batch(data, offsets, state, room):
     """``(out uint8, out_offsets int64 [n+1], replaced int64 [n])``: the normalized bytes of
     each document ``data[offsets[d]:offsets[d + 1]]`` and how many invalid bytes became
-    U+FFFD in it."""
+    U+FFFD in it. ``room``: a uint8 array the bytes are written into when it holds
+    :func:`normalized_room` (a pool's memory, decision 0046), else (an empty one) a new array
+    is made; a longer result grows into a new array either way."""
     charsmap = state.charsmap
     strings = state.strings
     user_da = state.user_da
@@ -136,7 +145,8 @@ def normalize_batch(data, offsets, state):
     dummy = state.dummy_prefix
     ascii_plain = state.ascii_plain
     n_docs = len(offsets) - 1
-    out = np.empty(max(16, 3 * (offsets[n_docs] - offsets[0]) // 2 + 3 * n_docs + 16), np.uint8)
+    need = normalized_room(offsets)
+    out = room if len(room) >= need else np.empty(need, np.uint8)
     out_offsets = np.empty(n_docs + 1, np.int64)
     replaced = np.zeros(n_docs, np.int64)
     space_len = 3 if escape else 1

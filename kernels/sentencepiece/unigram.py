@@ -44,9 +44,17 @@ _LEAD_LEN = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4], np.int64)
 
 
 @njit(nogil=True, cache=True)
-def unigram_batch(data, offsets, state):
+def unigram_ids_room(offsets):
+    """The ids :func:`unigram_batch` reserves for the documents of ``offsets``: one a byte (a
+    piece holds one byte at least)."""
+    return offsets[len(offsets) - 1] - offsets[0]
+
+
+@njit(nogil=True, cache=True)
+def unigram_batch(data, offsets, state, room):
     """``(ids int32, id_offsets int64 [n+1])`` of the normalized documents
-    ``data[offsets[d]:offsets[d + 1]]``."""
+    ``data[offsets[d]:offsets[d + 1]]``, written into ``room`` when it holds
+    :func:`unigram_ids_room` (a pool's memory, decision 0046), else into a new array."""
     nodes = state.nodes
     node_scores = state.node_scores
     byte_ids = state.byte_ids
@@ -62,7 +70,8 @@ def unigram_batch(data, offsets, state):
     score = np.zeros(longest + 1, np.float32)
     link = np.empty(longest + 1, np.int64)  # start << 32 | id of the best piece ending here
     path = np.empty(longest + 1, np.int64)
-    ids = np.empty(offsets[n_docs] - offsets[0], np.int32)  # a segment holds >= 1 byte
+    need = unigram_ids_room(offsets)
+    ids = room if len(room) >= need else np.empty(need, np.int32)
     id_offsets = np.empty(n_docs + 1, np.int64)
     id_offsets[0] = 0
     m = 0

@@ -213,6 +213,27 @@ def test_the_encoder_is_compiled_for_one_signature():
     assert len(encode_segments.signatures) == 1, encode_segments.signatures
 
 
+def test_normalized_text_and_ids_are_written_into_arrows_pool():
+    """The normalized text and the ids come from Arrow's pool (decision 0046), whose pages
+    the job's jemalloc keeps for the next batch, not from a fresh mapping per batch; the text
+    goes back to the pool once encoded, the ids once dropped. The ids are sentencepiece's."""
+    ours, theirs = pair("mistral-common:tokenizer.model.v1")
+    texts = udhr_sample_texts()[:300]
+    batch = utf8_batch(texts)
+    kernel = ours._kernel
+    kernel._cache()  # this thread's word cache, made and seeded before counting
+    before = pa.total_allocated_bytes()
+    text, _, _ = kernel.normalize(batch.data, batch.offsets)
+    assert pa.total_allocated_bytes() - before >= len(text) > len(batch.data)
+    del text
+    ids, offsets, _ = ours.encode_arrays(batch)
+    assert pa.total_allocated_bytes() - before >= 4 * len(ids)
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == \
+        theirs.encode(texts)
+    del ids, offsets
+    assert pa.total_allocated_bytes() - before < 1 << 16
+
+
 def test_invalid_bytes_are_replaced_and_counted():
     ours, theirs = pair("mistral-common:tokenizer.model.v1")
     raw = [b"ab\xff\xe2\x82 c", b"\xed\xa0\x80x", b"\xc0\xaf \xf4\x90\x80\x80", b"ok"]

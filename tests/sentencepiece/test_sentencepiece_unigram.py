@@ -11,6 +11,7 @@ diffsynth==1.1.9``: sha256 equal, checked here), ALBERT (``../shared`` only: npm
 from functools import lru_cache
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import sentencepiece as spm  # the oracle; the test extra pins 0.2.3
 from hypothesis import given, settings
@@ -232,6 +233,25 @@ def test_tokenize_job_runs_the_kernel(tmp_path):
                                         "\ufb01 \u2460 \uff21"]
     got = job_ids(tmp_path, path, texts)
     assert got == [theirs.encode(t) + [theirs.eos_id()] for t in texts]
+
+
+def test_normalized_text_and_ids_are_written_into_arrows_pool():
+    """The normalized text (the charsmap normalizer) and the ids come from Arrow's pool
+    (decision 0046); the text goes back once encoded, the ids once dropped."""
+    ours, theirs, _ = pair("t5/spiece.model")
+    texts = udhr_sample_texts()[:300]
+    batch = utf8_batch(texts)
+    state = normalizer_state(ours.model)
+    before = pa.total_allocated_bytes()
+    text, _, _ = normalize(state, batch.data, batch.offsets)
+    assert pa.total_allocated_bytes() - before >= len(text) > 0
+    del text
+    ids, offsets, _ = ours.encode_arrays(batch)
+    assert pa.total_allocated_bytes() - before >= 4 * len(ids)
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == \
+        theirs.encode([oracle_text(t) for t in texts])
+    del ids, offsets
+    assert pa.total_allocated_bytes() - before < 1 << 16
 
 
 @pytest.mark.parametrize("rel", ["t5/spiece.model"])
