@@ -259,8 +259,8 @@ class SentencePieceBpe:
     def _encode_normalized(self, text, text_off, cache, added=None, doc_first=None):
         """:func:`encode_segments` of normalized text, one segment a document unless
         ``added`` and ``doc_first`` say otherwise. Every array goes in read-only, seeding
-        included: each other signature would compile the whole kernel again (about 12 s on a
-        first run)."""
+        included: each other signature would compile the whole kernel again (16-19 s more of
+        a first run, bench/results/2026-12-06-compile-sp-bpe.txt)."""
         n = len(text_off) - 1
         if added is None:
             added, doc_first = np.full(n, -1, np.int32), np.arange(n + 1, dtype=np.int64)
@@ -290,7 +290,7 @@ class SentencePieceBpe:
     def normalize(self, data, offsets):
         """``(text, offsets, replaced)``: the normalized documents of ``data``/``offsets``."""
         if self.kernel_normalizes:
-            offsets = np.asarray(offsets, np.int64)
+            offsets = read_only(np.asarray(offsets, np.int64))
             return normalize_batch(read_only(data), offsets, self.tables.settings,
                                    pool_array(normalized_room(offsets), np.uint8))
         # A charsmap, or user-defined pieces with spaces: sentencepiece's whole normalizer,

@@ -23,7 +23,7 @@ from importlib import resources
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, gather_ranges, pool_array, read_only
+from corpustok.arrow import freeze_arrays, gather_ranges, read_only
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
@@ -37,12 +37,12 @@ from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, F
                                                         PREPEND, SETTINGS, SPLIT, UNK,
                                                         WHITESPACE_SPLIT, HfUnigramModel,
                                                         hf_unigram_batch)
-from corpustok.kernels.sentencepiece.normalize import (NormalizerState, normalize_batch,
-                                                        normalized_room)
+from corpustok.kernels.sentencepiece.normalize import NormalizerState
 from corpustok.kernels.sentencepiece.trie import build, build_trie
 from corpustok.sentencepiece.hf_added import HfJsonTokenizer, join_segments
 from corpustok.sentencepiece.hf_unicode import hf_unicode_tables
 from corpustok.sentencepiece.model_file import split_charsmap
+from corpustok.sentencepiece.normalizer import normalize
 
 __all__ = ["HfUnigramTokenizer"]
 
@@ -178,9 +178,7 @@ class HfUnigramTokenizer(HfJsonTokenizer):
         if well_formed:
             replaced = np.zeros(len(offsets) - 1, np.int64)
         else:
-            data, offsets, replaced = normalize_batch(data, offsets, self._clean,
-                                                      pool_array(normalized_room(offsets),
-                                                                 np.uint8))
+            data, offsets, replaced = normalize(self._clean, data, offsets)
             data, offsets = read_only(data), read_only(offsets)
         cuts, added, doc_first = self._segments(data, offsets)
         text = added < 0

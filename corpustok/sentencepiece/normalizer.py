@@ -5,7 +5,7 @@ runs the batch kernel (the readable reference is
 :func:`corpustok.sentencepiece.reference.normalize`)."""
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, pool_array
+from corpustok.arrow import freeze_arrays, pool_array, read_only
 from corpustok.kernels.sentencepiece.normalize import (NormalizerState, normalize_batch,
                                                         normalized_room)
 from corpustok.kernels.sentencepiece.trie import build_trie
@@ -77,5 +77,8 @@ def _ascii_plain(model):
 def normalize(state, data, offsets):
     """``(bytes uint8, offsets int64 [n+1], replaced int64 [n])`` of the documents
     ``data[offsets[d]:offsets[d + 1]]`` (uint8, int64), written into memory from Arrow's pool
-    (decision 0046)."""
+    (decision 0046). The arrays go in read-only, whoever made them: one compiled signature
+    (decision 0017)."""
+    data = read_only(np.ascontiguousarray(data, np.uint8))
+    offsets = read_only(np.ascontiguousarray(offsets, np.int64))
     return normalize_batch(data, offsets, state, pool_array(normalized_room(offsets), np.uint8))

@@ -200,17 +200,26 @@ def test_threads_and_arrow_give_the_same_ids():
 
 
 def test_the_encoder_is_compiled_for_one_signature():
-    """Every path into the encoder kernel (a batch from Python strings or Arrow, the word
-    cache's seeding on each new thread, added tokens) passes the same array types, so a first
-    run compiles it once (decision 0017): a second signature would compile the whole encoder,
-    about 12 s, again."""
-    from corpustok.kernels.sentencepiece.bpe import encode_segments
+    """Every path into the encoder and normalizer kernels (a batch from Python strings or
+    Arrow, the word cache's seeding on each new thread) passes the same array types, so a
+    first run compiles each once (decision 0017): a second signature of the encoder compiled
+    it again, 16-19 s more of a first run (bench/results/2026-12-06-compile-sp-bpe.txt). It
+    catches a path added with other types whatever the cache holds; the seeding's second
+    kernel of 6417a2c it caught on a cold Numba cache only (a warm one loaded that kernel
+    whole, without compiling the encoder for it)."""
+    from corpustok.kernels.sentencepiece.bpe import (encode_segments, normalize_batch,
+                                                     normalized_room)
     ours, _ = pair("mistral-common:tokenizer.model.v1")
     texts = udhr_sample_texts()[:50]
     ours.encode_batch(texts)
     ours.encode_batch(pa.array(texts), threads=2)  # new threads: caches seeded there
     ours.encode("one more, seeded on this thread already")
-    assert len(encode_segments.signatures) == 1, encode_segments.signatures
+    # writable numpy arrays, as a tokenizer.json's cuts around added tokens come
+    ours._kernel.encode_segments(np.frombuffer(b"one two", np.uint8),
+                                 np.array([0, 3, 7], np.int64), np.array([-1, -1], np.int32),
+                                 np.array([0, 2], np.int64))
+    for kernel in (encode_segments, normalize_batch, normalized_room):
+        assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 
 
 def test_normalized_text_and_ids_are_written_into_arrows_pool():
