@@ -25,6 +25,7 @@ commit before a change) with this script, for before/after tables: run both in t
 times drift with the machine's load.
 """
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -71,7 +72,6 @@ def _small_bpe(substrate):
 def _package_file(module, rel):
     """A file inside an installed package of the test extra, found by the package's folder
     (the package itself is never imported: diffsynth's own dependencies are not installed)."""
-    import importlib.util
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{module} is not installed (./run_local.sh test installs it)")
@@ -83,7 +83,7 @@ def _sentencepiece(module, rel):
     has it after ``./run_local.sh test``): Mistral 7B v0.1's BPE model (mistral-common), T5's
     Unigram model (diffsynth 1.1.9)."""
     def build():
-        import corpustok
+        import corpustok  # here, as in every setup: its import is part of the 'load' column
         return corpustok.load(_package_file(module, rel))
     return build
 

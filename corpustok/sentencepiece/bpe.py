@@ -297,8 +297,7 @@ class SentencePieceBpe:
         # the same for BPE and Unigram models (kernels/sentencepiece/normalize.py).
         if self._norm_state is None:
             self._norm_state = normalizer_state(self._model)
-        return normalize(self._norm_state, read_only(np.ascontiguousarray(data, np.uint8)),
-                         read_only(np.ascontiguousarray(offsets, np.int64)))
+        return normalize(self._norm_state, data, offsets)  # read-only there
 
     def encode_arrays(self, data, offsets):
         """``(ids int32, offsets int64 [n+1], replaced int64 [n])`` of the documents

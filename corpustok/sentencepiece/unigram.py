@@ -56,10 +56,9 @@ def unigram_state(model):
 
 def encode_unigram(norm_state, state, data, offsets):
     """``(ids int32, id_offsets int64 [n+1], replaced int64 [n])`` of the raw UTF-8
-    documents ``data[offsets[d]:offsets[d + 1]]``. Every array reaches the kernels read-only:
-    one compiled signature whatever the caller passes."""
-    data = read_only(np.ascontiguousarray(data, np.uint8))
-    offsets = read_only(np.ascontiguousarray(offsets, np.int64))
+    documents ``data[offsets[d]:offsets[d + 1]]``. Every array reaches the kernels read-only
+    (:func:`~corpustok.sentencepiece.normalizer.normalize` takes the input so): one compiled
+    signature whatever the caller passes."""
     text, text_offsets, replaced = normalize(norm_state, data, offsets)
     text_offsets = read_only(text_offsets)
     ids, id_offsets = unigram_batch(read_only(text), text_offsets, state,

@@ -33,7 +33,9 @@ from tests.sentencepiece.conftest import PACKAGED, SHARED_FILES, SP_DIR, model_p
 from corpustok.arrow import replace_surrogates, utf8_batch
 from corpustok.sentencepiece import SentencePieceTokenizer
 from corpustok.sentencepiece import reference as ref
-from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
+from corpustok.kernels.sentencepiece.bpe import (CUT_BEFORE_SPACE, CUT_HERE, NO_CUT,
+                                                 encode_segments, normalize_batch,
+                                                 normalized_room)
 from corpustok.sentencepiece import bpe as sp_bpe
 from corpustok.sentencepiece.bpe import SentencePieceBpe, splits_reference
 
@@ -207,8 +209,6 @@ def test_the_encoder_is_compiled_for_one_signature():
     catches a path added with other types whatever the cache holds; the seeding's second
     kernel of 6417a2c it caught on a cold Numba cache only (a warm one loaded that kernel
     whole, without compiling the encoder for it)."""
-    from corpustok.kernels.sentencepiece.bpe import (encode_segments, normalize_batch,
-                                                     normalized_room)
     ours, _ = pair("mistral-common:tokenizer.model.v1")
     texts = udhr_sample_texts()[:50]
     ours.encode_batch(texts)
