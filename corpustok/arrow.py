@@ -204,17 +204,6 @@ def id_lists(lists, dtype=np.int64):
     return ids, offsets - offsets[0], valid
 
 
-def gather_ranges(data, starts, lengths):
-    """``(packed, offsets int64 [n + 1])``: the ranges ``data[starts[k]:starts[k] + lengths[k]]``
-    one after another, in one gather (no Python step per range)."""
-    lengths = np.asarray(lengths, np.int64)
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    at = np.arange(offsets[-1], dtype=np.int64) + \
-        np.repeat(np.asarray(starts, np.int64) - offsets[:-1], lengths)
-    return data[at], offsets
-
-
 def freeze_arrays(fields):
     """Every numpy array among ``fields`` (a kernel's named tuple of tables, or any sequence)
     made read-only in place, so that the kernels have one signature whoever built the tables;

@@ -11,7 +11,8 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import Utf8Batch, gather_ranges
+from corpustok.arrow import Utf8Batch
+from corpustok.gather import gather_ranges
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 
 REPLACEMENT = "\ufffd".encode()  # a token whose bytes are not whole characters decodes to it

@@ -23,7 +23,8 @@ import threading
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, gather_ranges, pool_array, read_only
+from corpustok.arrow import freeze_arrays, pool_array, read_only
+from corpustok.gather import gather_ranges
 from corpustok.kernels.bpe.cache import FAST_KEY, FAST_PER_SLOT, chunk_cache
 from corpustok.kernels.sentencepiece.piece_splits import piece_splits
 from corpustok.kernels.sentencepiece.bpe import (BYTE_FALLBACK, COLLAPSE, CUT_BEFORE_SPACE,

@@ -9,8 +9,8 @@ import json
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, id_array, id_lists, list_array, read_only, \
-    utf8_batch
+from corpustok.arrow import freeze_arrays, id_array, id_lists, list_array, pool_array, \
+    read_only, utf8_batch
 from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import _user_trie
@@ -19,15 +19,19 @@ from corpustok.sentencepiece.bpe import _user_trie
 def join_segments(ids, seg_off, added, doc_first):
     """``(ids int32, offsets int64 [n+1])`` of documents from the ids of their text segments
     (``ids``, ``seg_off`` over the segments with ``added[s] < 0``, in order) and the added
-    tokens' ids (``added[s] >= 0``); ``doc_first``: each document's first segment."""
+    tokens' ids (``added[s] >= 0``); ``doc_first``: each document's first segment.
+    ``seg_off`` starts at 0. Without an added token the documents' ids are ``ids`` itself
+    (no copy); else a new array in Arrow's pool (decision 0046)."""
     n_seg = len(added)
-    counts = np.zeros(n_seg, np.int64)
     is_added = added >= 0
+    if not is_added.any():
+        return ids, np.asarray(seg_off, np.int64)[doc_first]
+    counts = np.zeros(n_seg, np.int64)
     counts[~is_added] = np.diff(seg_off)
     counts[is_added] = 1
     out_off = np.zeros(n_seg + 1, np.int64)
     np.cumsum(counts, out=out_off[1:])
-    out = np.empty(out_off[-1], np.int32)
+    out = pool_array(out_off[-1])
     at_added = np.zeros(len(out), bool)
     at_added[out_off[:-1][is_added]] = True
     out[at_added] = added[is_added]

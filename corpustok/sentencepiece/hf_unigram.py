@@ -23,7 +23,8 @@ from importlib import resources
 
 import numpy as np
 
-from corpustok.arrow import freeze_arrays, gather_ranges, read_only
+from corpustok.arrow import freeze_arrays, pool_array, read_only
+from corpustok.gather import gather_ranges
 from corpustok.formats.hf_unigram import (SPACE_RUNS, hf_score, is_unigram_doc,
                                           normalizer_steps, pre_tokenizer, prepend_scheme,
                                           unigram_problem)
@@ -32,11 +33,13 @@ from corpustok.kernels.sentencepiece.hf_normalize import (LOWERCASE, NFKD, PRECO
                                                           SPACE_RUNS as RUNS, STRIP,
                                                           STRIP_ACCENTS, HfNormState,
                                                           ascii_plain,
-                                                          hf_normalize_batch)
+                                                          hf_normalize_batch,
+                                                          hf_normalized_room)
 from corpustok.kernels.sentencepiece.hf_unigram import (ALWAYS, BYTE_FALLBACK, FIRST, NEVER,
                                                         PREPEND, SETTINGS, SPLIT, UNK,
                                                         WHITESPACE_SPLIT, HfUnigramModel,
-                                                        hf_unigram_batch)
+                                                        hf_unigram_batch,
+                                                        hf_unigram_ids_room)
 from corpustok.kernels.sentencepiece.normalize import NormalizerState
 from corpustok.kernels.sentencepiece.trie import build, build_trie
 from corpustok.sentencepiece.hf_added import HfJsonTokenizer, join_segments
@@ -192,10 +195,12 @@ class HfUnigramTokenizer(HfJsonTokenizer):
         at_start[doc_first[:-1]] = 1
         at_start = read_only(at_start[text])
         if self._has_norm:
-            seg_data, seg_offsets = hf_normalize_batch(seg_data, seg_offsets, self._norm)
+            seg_data, seg_offsets = hf_normalize_batch(  # in Arrow's pool: decision 0046
+                seg_data, seg_offsets, self._norm,
+                pool_array(hf_normalized_room(seg_offsets), np.uint8))
             seg_data, seg_offsets = read_only(seg_data), read_only(seg_offsets)
         ids, id_off = hf_unigram_batch(seg_data, seg_offsets, at_start, self._model,
-                                       self._cache())
+                                       self._cache(), pool_array(hf_unigram_ids_room(seg_offsets)))
         out, out_off = join_segments(ids, id_off, added, doc_first)
         return out, out_off, replaced
 

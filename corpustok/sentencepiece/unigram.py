@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 
-from corpustok.arrow import gather_ranges, pool_array, read_only
+from corpustok.arrow import pool_array, read_only
+from corpustok.gather import gather_ranges
 from corpustok.kernels.sentencepiece.trie import build
 from corpustok.kernels.sentencepiece.unigram import (SCORE_RESET, UnigramState, unigram_batch,
                                                       unigram_ids_room)

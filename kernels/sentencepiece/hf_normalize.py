@@ -269,12 +269,22 @@ def _replace(src, n, dst, pattern, p0, p1, content, c0, c1, space_runs):
 
 
 @njit(nogil=True, cache=True)
-def hf_normalize_batch(data, offsets, state):
+def hf_normalized_room(offsets):
+    """The bytes :func:`hf_normalize_batch` first reserves for the segments of ``offsets``:
+    their own and a quarter more (it grows past that where the steps lengthen the text)."""
+    total = offsets[len(offsets) - 1] - offsets[0]
+    return max(16, total + total // 4 + 16)
+
+
+@njit(nogil=True, cache=True)
+def hf_normalize_batch(data, offsets, state, room):
     """``(out uint8, out_offsets int64 [n+1])``: the steps of ``state`` on each segment
-    ``data[offsets[s]:offsets[s + 1]]`` (valid UTF-8)."""
+    ``data[offsets[s]:offsets[s + 1]]`` (valid UTF-8), written into ``room`` when it holds
+    :func:`hf_normalized_room` (a pool's memory, decision 0046), else (an empty one) into a
+    new array."""
     n_seg = len(offsets) - 1
-    total = offsets[n_seg] - offsets[0]
-    out = np.empty(max(16, total + total // 4 + 16), np.uint8)
+    need = hf_normalized_room(offsets)
+    out = room if len(room) >= need else np.empty(need, np.uint8)
     out_offsets = np.empty(n_seg + 1, np.int64)
     out_offsets[0] = 0
     a = np.empty(256, np.uint8)

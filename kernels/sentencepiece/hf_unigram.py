@@ -149,12 +149,22 @@ def _viterbi(word, n, model, score, start, ident, path, ids, m):
 
 
 @njit(nogil=True, cache=True)
-def hf_unigram_batch(data, offsets, at_start, model, cache):
+def hf_unigram_ids_room(offsets):
+    """The ids :func:`hf_unigram_batch` first reserves for the segments of ``offsets``: one a
+    byte, and a cache hit's slack (it grows past that where pieces are shorter, which the
+    models' vocabularies make rare)."""
+    return max(16, offsets[len(offsets) - 1] - offsets[0]) + CACHE_IDS
+
+
+@njit(nogil=True, cache=True)
+def hf_unigram_batch(data, offsets, at_start, model, cache, room):
     """``(ids int32, id_offsets int64 [n+1])`` of the normalized segments
     ``data[offsets[s]:offsets[s + 1]]``; ``at_start[s]``: segment ``s`` begins its document
     (for the ``first`` prepend scheme). ``cache``: a chunk cache of
     :func:`corpustok.kernels.bpe.cache.chunk_cache` (the model's ids below 2**21), read and
-    filled: the words' memo."""
+    filled: the words' memo. ``room``: an int32 array the ids are written into when it holds
+    :func:`hf_unigram_ids_room` (a pool's memory, decision 0046), else (an empty one) a new
+    array."""
     settings = model.settings
     ws_split = settings[WHITESPACE_SPLIT]
     prepend = settings[PREPEND]
@@ -169,7 +179,8 @@ def hf_unigram_batch(data, offsets, at_start, model, cache):
     start = np.empty(cap + 1, np.int64)
     ident = np.empty(cap + 1, np.int64)
     path = np.empty(cap + 1, np.int64)
-    ids = np.empty(max(16, offsets[n_seg] - offsets[0]), np.int32)
+    need = hf_unigram_ids_room(offsets)
+    ids = room if len(room) >= need else np.empty(need, np.int32)
     id_offsets = np.empty(n_seg + 1, np.int64)
     id_offsets[0] = 0
     m = 0

@@ -45,7 +45,8 @@ def run_state(state, texts):
     offsets = np.zeros(len(raw) + 1, np.int64)
     np.cumsum([len(r) for r in raw], out=offsets[1:])
     data = np.frombuffer(b"".join(raw), np.uint8)
-    out, out_off = hf_normalize_batch(read_only(data), read_only(offsets), state)
+    out, out_off = hf_normalize_batch(read_only(data), read_only(offsets), state,
+                                      np.empty(0, np.uint8))  # no room: a new array
     blob = out.tobytes()
     return [blob[a:b].decode("utf-8") for a, b in zip(out_off[:-1], out_off[1:])]
 

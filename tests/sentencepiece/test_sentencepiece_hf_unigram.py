@@ -23,6 +23,7 @@ import pickle
 import types
 from functools import lru_cache
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -30,9 +31,10 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 import corpustok
-from corpustok.arrow import utf8_batch
+from corpustok.arrow import pool_array, read_only, utf8_batch
 from corpustok.formats.hf_unigram import hf_score, unigram_problem
 from corpustok.kernels.bpe.cache import BYTES, META
+from corpustok.kernels.sentencepiece.hf_normalize import hf_normalize_batch, hf_normalized_room
 from corpustok.sentencepiece import hf_unigram as hf_unigram_module
 from corpustok.sentencepiece.hf_unigram import HfUnigramTokenizer
 from corpustok.sentencepiece.hf_unigram_reference import Reference
@@ -211,6 +213,30 @@ def test_invalid_bytes_are_replacement_characters():
     assert replaced.tolist() == [1, 3]
     assert ids[offsets[0]:offsets[1]].tolist() == ours.encode("ab\ufffdcd")
     assert ids[offsets[1]:offsets[2]].tolist() == ours.encode("\ufffd\ufffd x</s>\ufffd")
+
+
+def test_normalized_text_and_ids_are_written_into_arrows_pool():
+    """The normalizer's text and the ids come from Arrow's pool (decision 0046): the
+    normalizer writes into the room it is given, and a batch's ids, with and without added
+    tokens in it (``join_segments`` passes the kernel's ids on, or joins them into the pool),
+    hold pool memory until dropped. The ids are HF's."""
+    ours, theirs = pair("legacy:t5/spiece.model")
+    texts = udhr_sample_texts()[:300]
+    batch = utf8_batch(texts)
+    data = read_only(np.ascontiguousarray(batch.data, np.uint8))
+    offsets = read_only(np.asarray(batch.offsets, np.int64))
+    room = pool_array(hf_normalized_room(offsets), np.uint8)
+    text, _ = hf_normalize_batch(data, offsets, ours._norm, room)
+    assert len(text) > 0 and np.shares_memory(text, room)
+    del text, room
+    for batch_texts in (texts, [f"{t}</s><extra_id_3>" for t in texts[:100]]):
+        before = pa.total_allocated_bytes()
+        ids, offs, _ = ours.encode_arrays(utf8_batch(batch_texts))
+        assert pa.total_allocated_bytes() - before >= 4 * len(ids) > 0
+        assert [ids[offs[k]:offs[k + 1]].tolist() for k in range(len(batch_texts))] == \
+            hf_ids(theirs, batch_texts)
+        del ids, offs
+        assert pa.total_allocated_bytes() - before < 1 << 16
 
 
 # ---- loading, files, the job, refusals ------------------------------------------------------

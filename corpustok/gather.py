@@ -1,0 +1,26 @@
+"""Ranges of a flat array gathered into one, by a kernel (a numpy gather built an int64
+index a byte: 16 bytes of memory a byte of a whole batch). Apart from :mod:`corpustok.arrow`,
+which imports no Numba (the packed reader and the readers load it)."""
+import numpy as np
+
+from corpustok.arrow import pool_array, read_only
+from corpustok.kernels.memory.buffers import gather_into
+
+
+def gather_ranges(data, starts, lengths):
+    """``(packed, offsets int64 [n + 1])``: the ranges ``data[starts[k]:starts[k] + lengths[k]]``
+    (a 1-d array) one after another, in one kernel call (no Python step per range, no index
+    per byte); ``packed`` is in Arrow's pool. A range outside ``data`` is a ValueError."""
+    data = np.ascontiguousarray(data)
+    starts = np.asarray(starts, np.int64)
+    lengths = np.asarray(lengths, np.int64)
+    if len(starts) != len(lengths) or data.ndim != 1:
+        raise ValueError("gather_ranges: one start and one length a range, of a 1-d array")
+    if len(lengths) and ((lengths < 0).any() or (starts < 0).any() or
+                         (starts + lengths > len(data)).any()):
+        raise ValueError(f"gather_ranges: a range outside the {len(data)} items")
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = pool_array(offsets[-1], data.dtype)
+    gather_into(read_only(data), read_only(starts), read_only(offsets), out)
+    return out, offsets
