@@ -7,10 +7,12 @@ from corpustok.arrow import pool_array, read_only
 from corpustok.kernels.memory.buffers import gather_into
 
 
-def gather_ranges(data, starts, lengths):
+def gather_ranges(data, starts, lengths, *, in_pool=False):
     """``(packed, offsets int64 [n + 1])``: the ranges ``data[starts[k]:starts[k] + lengths[k]]``
     (a 1-d array) one after another, in one kernel call (no Python step per range, no index
-    per byte); ``packed`` is in Arrow's pool. A range outside ``data`` is a ValueError."""
+    per byte). ``in_pool``: ``packed`` is in Arrow's pool (a batch's text, freed with the
+    batch: decision 0046), else a numpy array (what a tokenizer keeps, such as its cache's
+    seed). A range outside ``data`` is a ValueError."""
     data = np.ascontiguousarray(data)
     starts = np.asarray(starts, np.int64)
     lengths = np.asarray(lengths, np.int64)
@@ -21,6 +23,6 @@ def gather_ranges(data, starts, lengths):
         raise ValueError(f"gather_ranges: a range outside the {len(data)} items")
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    out = pool_array(offsets[-1], data.dtype)
+    out = pool_array(offsets[-1], data.dtype) if in_pool else np.empty(offsets[-1], data.dtype)
     gather_into(read_only(data), read_only(starts), read_only(offsets), out)
     return out, offsets

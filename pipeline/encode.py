@@ -190,8 +190,10 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, 
         new_offsets = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=new_offsets[1:])
         out = pool_array(new_offsets[-1])
-        dest = np.repeat(new_offsets[:-1] - offsets[:-1], np.diff(offsets)) + np.arange(len(ids))
-        out[dest] = ids  # the blanked huge documents have no ids here
+        prev = 0
+        for d in [*huge, len(counts)]:  # the documents between two long ones, one slice
+            out[new_offsets[prev]:new_offsets[d]] = ids[offsets[prev]:offsets[d]]
+            prev = d + 1  # a blanked long document has no ids in ``ids``
         for d, p in pieces.items():
             out[new_offsets[d]:new_offsets[d + 1]] = p
         ids, offsets = out, new_offsets

@@ -189,7 +189,7 @@ class HfUnigramTokenizer(HfJsonTokenizer):
         if text.all():  # no added token in the part: the segments are the cuts
             seg_data, seg_offsets = data, read_only(np.ascontiguousarray(cuts, np.int64))
         else:  # the text segments gathered into a batch of their own
-            seg_data, seg_offsets = gather_ranges(data, starts, ends - starts)
+            seg_data, seg_offsets = gather_ranges(data, starts, ends - starts, in_pool=True)
             seg_data, seg_offsets = read_only(seg_data), read_only(seg_offsets)
         at_start = np.zeros(len(added), np.uint8)  # a document's first segment
         at_start[doc_first[:-1]] = 1

@@ -37,12 +37,16 @@ def test_ranges_equal_the_reference(data, picks):
     assert packed.dtype == np.uint8 and offsets.dtype == np.int64
 
 
-def test_output_is_in_arrows_pool_and_writable_inputs_are_not_changed():
+@pytest.mark.parametrize("in_pool", [True, False])
+def test_output_is_in_arrows_pool_when_asked_and_inputs_are_not_changed(in_pool):
     data = np.arange(256, dtype=np.uint8).repeat(64)  # writable, 16 KB
     kept = data.copy()
     before = pa.total_allocated_bytes()
-    packed, _ = gather_ranges(data, [100, 0, 5000], [4000, 10, 6000])
-    assert pa.total_allocated_bytes() - before >= len(packed) == 10_010
+    packed, _ = gather_ranges(data, [100, 0, 5000], [4000, 10, 6000], in_pool=in_pool)
+    grew = pa.total_allocated_bytes() - before
+    assert grew >= len(packed) == 10_010 if in_pool else grew == 0
+    assert packed.tobytes() == data[100:4100].tobytes() + data[:10].tobytes() + \
+        data[5000:11000].tobytes()
     assert np.array_equal(data, kept)
     assert packed.flags.writeable  # the caller's to use
 

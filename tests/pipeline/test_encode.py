@@ -63,15 +63,24 @@ def test_ids_are_written_into_arrows_pool(tok, threads):
     assert pa.total_allocated_bytes() - before < 1 << 16
 
 
-def test_a_batch_with_long_documents_is_assembled_in_arrows_pool(tok):
+LONG = "a long document, streamed " * 400
+
+
+@pytest.mark.parametrize("texts", [
+    ["a short one"] * 50 + [LONG] + ["last"],
+    [LONG, "", "b", LONG + "x", LONG, "c c"],  # first, next to each other, an empty one
+    ["a", LONG],  # last
+    [LONG]])
+def test_a_batch_with_long_documents_is_assembled_in_arrows_pool(tok, texts):
     # Documents past max_doc_bytes are streamed and the batch's ids put together again: in
-    # the pool too, and the same ids as the batch call gives.
-    docs = pa.array(["a short one"] * 50 + ["a long document, streamed " * 400] + ["last"])
-    whole = encode_documents(tok, docs)[0].tolist()
+    # the pool too, and the same ids and offsets as the batch call gives.
+    docs = pa.array(texts)
+    whole, whole_offsets = encode_documents(tok, docs)[:2]
     before = pa.total_allocated_bytes()
-    ids = encode_documents(tok, docs, max_doc_bytes=1000)[0]
+    ids, offsets = encode_documents(tok, docs, max_doc_bytes=1000)[:2]
     assert pa.total_allocated_bytes() - before >= 4 * len(ids)
-    assert ids.tolist() == whole
+    assert ids.tolist() == whole.tolist()
+    assert offsets.tolist() == whole_offsets.tolist()
 
 
 def test_markers_refuse_room_of_another_size():
