@@ -19,7 +19,7 @@ def gather_ranges(data, starts, lengths, *, in_pool=False):
     if len(starts) != len(lengths) or data.ndim != 1:
         raise ValueError("gather_ranges: one start and one length a range, of a 1-d array")
     if len(lengths) and ((lengths < 0).any() or (starts < 0).any() or
-                         (starts + lengths > len(data)).any()):
+                         (starts > len(data) - lengths).any()):  # no sum to overflow
         raise ValueError(f"gather_ranges: a range outside the {len(data)} items")
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])

@@ -200,8 +200,9 @@ def encode_documents(tok, texts: pa.Array, max_doc_bytes=DEFAULT_MAX_DOC_BYTES, 
     return ids, offsets, replaced, nbytes, batch
 
 
+# ``</s>``: an added token of many tokenizer.json files, whose text segments are gathered
 WARM_UP_TEXTS = ["Kernels compile on first use: 1 2 3, ÅÄÖ éè, Ελληνικά, кириллица, 漢字かな, "
-                 "한국어, हिन्दी, ไทย, 😀👍🏽 \t\n  end", "a second, longer document to stream " * 4]
+                 "한국어, हिन्दी, ไทย, 😀👍🏽 \t\n  end</s>", "a second, longer document to stream " * 8]
 COMPILE_NOTICE_AFTER = 3.0  # seconds of warm-up after which it is compiling (a cached load: ~1 s)
 
 

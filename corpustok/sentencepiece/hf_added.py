@@ -20,12 +20,13 @@ def join_segments(ids, seg_off, added, doc_first):
     """``(ids int32, offsets int64 [n+1])`` of documents from the ids of their text segments
     (``ids``, ``seg_off`` over the segments with ``added[s] < 0``, in order) and the added
     tokens' ids (``added[s] >= 0``); ``doc_first``: each document's first segment.
-    ``seg_off`` starts at 0. Without an added token the documents' ids are ``ids`` itself
-    (no copy); else a new array in Arrow's pool (decision 0046)."""
+    Without an added token the documents' ids are ``ids`` itself (no copy); else a new array
+    in Arrow's pool (decision 0046)."""
     n_seg = len(added)
     is_added = added >= 0
     if not is_added.any():
-        return ids, np.asarray(seg_off, np.int64)[doc_first]
+        off = np.asarray(seg_off, np.int64)
+        return ids, (off - off[0])[doc_first]
     counts = np.zeros(n_seg, np.int64)
     counts[~is_added] = np.diff(seg_off)
     counts[is_added] = 1

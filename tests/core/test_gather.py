@@ -52,7 +52,7 @@ def test_output_is_in_arrows_pool_when_asked_and_inputs_are_not_changed(in_pool)
 
 
 @pytest.mark.parametrize("starts, lengths", [([0], [11]), ([-1], [2]), ([3], [-1]),
-                                             ([0, 1], [1])])
+                                             ([0, 1], [1]), ([2 ** 63 - 1], [1])])
 def test_ranges_outside_the_array_are_refused(starts, lengths):
     with pytest.raises(ValueError, match="gather_ranges"):
         gather_ranges(np.zeros(10, np.uint8), starts, lengths)

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 import corpustok
 from corpustok.arrow import utf8_batch
 from corpustok.kernels.markers import add_markers
-from corpustok.pipeline.encode import _add_markers, encode_documents
+from corpustok.pipeline import encode as encode_module
+from corpustok.pipeline.encode import WARM_UP_TEXTS, _add_markers, encode_documents, warm_up
 from tests.conftest import TEST_DATA
 
 
@@ -97,3 +98,19 @@ def test_a_batchs_ids_outlive_the_next_batch(tok):
         tok.encode_arrays(utf8_batch(["something else entirely " * 50]))
     assert first.tolist() == kept == tok.encode_arrays(
         utf8_batch(["one document", "and another one"]))[0].tolist()
+
+
+def test_warm_up_runs_the_batch_and_the_long_document_paths(tok, monkeypatch):
+    # The warm-up compiles what a job runs: its first text goes through the batch call, its
+    # second is past the long-document limit and is streamed (it was shorter once, and the
+    # stream's kernels compiled in the middle of a job's first long document).
+    streamed = []
+    real = encode_module._stream_encode
+
+    def spy(tok_, doc):
+        streamed.append(bytes(doc))
+        return real(tok_, doc)
+
+    monkeypatch.setattr(encode_module, "_stream_encode", spy)
+    warm_up(tok)
+    assert streamed == [WARM_UP_TEXTS[1].encode()]
