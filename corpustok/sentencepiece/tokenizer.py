@@ -21,6 +21,7 @@ import numpy as np
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece.bpe import SentencePieceBpe
+from corpustok.sentencepiece.stream import HeldStream
 from corpustok.sentencepiece.model_file import (BPE, CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
                                                 parse_model)
 from corpustok.sentencepiece import reference as ref
@@ -29,25 +30,6 @@ from corpustok.sentencepiece.unigram import encode_unigram, unigram_state
 from corpustok.parallel import ThreadPools, check_threads
 
 __all__ = ["SentencePieceTokenizer"]
-
-
-class _HeldStream:
-    """Incremental encoding of a model without a pre-tokenizer: SentencePiece BPE may merge
-    across any boundary, so the text is held (memory: the document) and encoded at
-    :meth:`finish`."""
-
-    def __init__(self, tok):
-        self._tok, self._parts = tok, []
-
-    def feed(self, text):
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        self._parts.append(text)
-        return []
-
-    def finish(self):
-        text, self._parts = "".join(self._parts), []
-        return self._tok.encode(text)
 
 
 class SentencePieceTokenizer:
@@ -183,7 +165,7 @@ class SentencePieceTokenizer:
         return list_array(offsets, ids, batch.valid)
 
     def stream(self):
-        return _HeldStream(self)
+        return HeldStream(self)
 
     # ---- decoding ---------------------------------------------------------------------------
     def _ids(self, ids, where=""):

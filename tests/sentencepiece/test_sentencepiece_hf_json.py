@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import sentencepiece as spm
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ from tokenizers import Tokenizer
 
 import corpustok
 from corpustok.arrow import read_only, utf8_batch
+from corpustok.pipeline.encode import encode_documents
 from corpustok.kernels.sentencepiece.bpe import CUT_BEFORE_SPACE, CUT_HERE, NO_CUT
 from corpustok.sentencepiece.hf_added import join_segments
 from corpustok.sentencepiece.hf_json import HfSentencePieceTokenizer
@@ -292,6 +294,20 @@ def test_recognize_special_changes_nothing():
     text = "<start_of_turn>user hi<end_of_turn>"
     assert ours.encode(text, recognize_special=True) == ours.encode(text) == \
         hf_ids(theirs, [text])[0]
+
+
+def test_documents_past_the_long_document_limit_give_hf_ids():
+    """A job streams a document past ``--max-doc-mb`` through ``stream()`` (the text held and
+    encoded whole); a tokenizer.json had none, and such a job failed. Its ids are HF's, beside
+    short documents and added tokens."""
+    ours, theirs = pair("gemma-1-2/gemma2.tokenizer.json")
+    udhr = udhr_sample_texts()
+    texts = [" ".join(udhr[:40]), "<start_of_turn>user\nhi<end_of_turn>",
+             " ".join(udhr[40:60]) + "<end_of_turn>", ""]
+    assert sum(len(t.encode()) > 1000 for t in texts) == 2
+    ids, offsets = encode_documents(ours, pa.array(texts), max_doc_bytes=1000)[:2]
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == \
+        hf_ids(theirs, texts)
 
 
 def test_tokenize_job_gives_hf_ids(tmp_path):

@@ -35,6 +35,7 @@ from corpustok.arrow import pool_array, read_only, utf8_batch
 from corpustok.formats.hf_unigram import hf_score, unigram_problem
 from corpustok.kernels.bpe.cache import BYTES, META
 from corpustok.kernels.sentencepiece.hf_normalize import hf_normalize_batch, hf_normalized_room
+from corpustok.pipeline.encode import encode_documents
 from corpustok.sentencepiece import hf_unigram as hf_unigram_module
 from corpustok.sentencepiece.hf_unigram import HfUnigramTokenizer
 from corpustok.sentencepiece.hf_unigram_reference import Reference
@@ -237,6 +238,19 @@ def test_normalized_text_and_ids_are_written_into_arrows_pool():
             hf_ids(theirs, batch_texts)
         del ids, offs
         assert pa.total_allocated_bytes() - before < 1 << 16
+
+
+def test_documents_past_the_long_document_limit_give_hf_ids():
+    """A job streams a document past ``--max-doc-mb`` through ``stream()`` (the text held and
+    encoded whole); a tokenizer.json had none, and such a job failed. Its ids are HF's, beside
+    short documents and added tokens."""
+    ours, theirs = pair("legacy:t5/spiece.model")
+    udhr = udhr_sample_texts()
+    texts = [" ".join(udhr[:40]), "short </s> one", " ".join(udhr[40:60]) + "</s>", ""]
+    assert sum(len(t.encode()) > 1000 for t in texts) == 2
+    ids, offsets = encode_documents(ours, pa.array(texts), max_doc_bytes=1000)[:2]
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == \
+        hf_ids(theirs, texts)
 
 
 # ---- loading, files, the job, refusals ------------------------------------------------------
