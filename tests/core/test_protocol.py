@@ -1,4 +1,6 @@
-"""Both tokenizer classes satisfy the Tokenizer protocol the pipeline is written against."""
+"""Every tokenizer class satisfies the Tokenizer protocol the pipeline is written against:
+BPE, WordPiece, SentencePiece's ``.model`` class and HF Unigram's ``tokenizer.json`` class
+(whose missing ``stream()`` failed a job on a document past ``--max-doc-mb``, 2026-12-07)."""
 import inspect
 
 import pytest
@@ -10,10 +12,24 @@ from tests.conftest import TEST_DATA as DATA
 
 
 
-def _tokenizers():
-    bpe = corpustok.BytePairTokenizer.train(["hello world, hello there"] * 4, 300)
-    wp = corpustok.WordPiece.from_vocab(str(DATA / "bert-base-uncased" / "vocab.txt"))
-    return [bpe, wp]
+def _sentencepiece_model():
+    from tests.sentencepiece.conftest import model_path  # the test extra's T5 .model
+    return corpustok.load(model_path("t5/spiece.model"))
+
+
+def _hf_unigram_json():
+    from tests.sentencepiece.test_sentencepiece_hf_unigram import pair
+    return pair("legacy:t5/spiece.model")[0]  # transformers' T5Converter json
+
+
+# built in the test, not at collection (the json needs transformers)
+TOKENIZERS = {
+    "bpe": lambda: corpustok.BytePairTokenizer.train(["hello world, hello there"] * 4, 300),
+    "wordpiece": lambda: corpustok.WordPiece.from_vocab(
+        str(DATA / "bert-base-uncased" / "vocab.txt")),
+    "sentencepiece-model": _sentencepiece_model,
+    "hf-unigram-json": _hf_unigram_json,
+}
 
 
 def _members(proto):
@@ -21,8 +37,9 @@ def _members(proto):
             if not n.startswith("_") and (callable(v) or isinstance(v, property))]
 
 
-@pytest.mark.parametrize("tok", _tokenizers(), ids=["bpe", "wordpiece"])
-def test_each_class_is_a_tokenizer(tok):
+@pytest.mark.parametrize("kind", list(TOKENIZERS))
+def test_each_class_is_a_tokenizer(kind):
+    tok = TOKENIZERS[kind]()
     assert isinstance(tok, Tokenizer)
     assert isinstance(tok.stream(), TokenStream)
     for name in _members(Tokenizer):
