@@ -68,10 +68,9 @@ class BpeStreamEncoder:
 
 
 class WholeTextEncoder:
-    """The stream of a tokenizer whose pre-tokenizer runs in Python (a regex of unknown shape
-    gives no bound on how far a chunk may still change) and of the SentencePiece family,
-    ``.model`` and ``tokenizer.json`` (its BPE may merge across any cut): the text is held
-    (memory: the document) and encoded at :meth:`finish`."""
+    """The stream of a tokenizer whose pre-tokenizer runs in Python: a regex of unknown shape
+    gives no bound on how far a chunk may still change, so the text is held (memory: the
+    document) and encoded at :meth:`finish`."""
 
     def __init__(self, tok, recognize_special):
         self._tok = tok

@@ -14,7 +14,7 @@ from corpustok.arrow import freeze_arrays, id_array, id_lists, list_array, pool_
 from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import _user_trie
-from corpustok.bpe.stream import WholeTextEncoder
+from corpustok.sentencepiece.stream import HeldStream
 
 
 def join_segments(ids, seg_off, added, doc_first):
@@ -108,10 +108,10 @@ class HfJsonTokenizer:
         return ids.tolist()
 
     def stream(self):
-        """An incremental encoder (:class:`~corpustok.bpe.stream.WholeTextEncoder`: the text
-        held and encoded whole at the end, :meth:`encode`'s ids). A tokenize job streams a
+        """An incremental encoder (:class:`~corpustok.sentencepiece.stream.HeldStream`: the
+        text held and encoded whole at the end, :meth:`encode`'s ids). A tokenize job streams a
         document past ``--max-doc-mb`` through it; without it such a job failed."""
-        return WholeTextEncoder(self, False)
+        return HeldStream(self)
 
     def _segments(self, data, offsets):
         """Cut each document at its added tokens (:func:`cut_added`): ``(cuts int64, added

@@ -21,7 +21,7 @@ import numpy as np
 from corpustok.tokenizer import FILE_FORMAT
 from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece.bpe import SentencePieceBpe
-from corpustok.bpe.stream import WholeTextEncoder
+from corpustok.sentencepiece.stream import HeldStream
 from corpustok.sentencepiece.model_file import (BPE, CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
                                                 parse_model)
 from corpustok.sentencepiece import reference as ref
@@ -165,7 +165,7 @@ class SentencePieceTokenizer:
         return list_array(offsets, ids, batch.valid)
 
     def stream(self):
-        return WholeTextEncoder(self, False)  # BPE without a pre-tokenizer merges across any cut
+        return HeldStream(self)
 
     # ---- decoding ---------------------------------------------------------------------------
     def _ids(self, ids, where=""):
