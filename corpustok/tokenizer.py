@@ -59,3 +59,26 @@ class Tokenizer(Protocol):
         """The corpustok file document (``save`` writes it as JSON; ``corpustok.load`` reads it)."""
 
     def save(self, path) -> None: ...
+
+
+class WholeTextStream:
+    """A :class:`TokenStream` that holds the text (memory: the document) and encodes it whole
+    at :meth:`finish` with ``tok.encode``'s ids: for a BPE tokenizer whose pre-tokenizer runs
+    in Python (a regex of unknown shape gives no bound on how far a chunk may still change)
+    and for the SentencePiece family, ``.model`` and ``tokenizer.json`` (its BPE may merge
+    across any cut). The job streams a document past ``--max-doc-mb`` through it."""
+
+    def __init__(self, tok, recognize_special=False):
+        self._tok = tok
+        self._recognize = recognize_special
+        self._pieces = []
+
+    def feed(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        self._pieces.append(text)
+        return []
+
+    def finish(self):
+        text, self._pieces = "".join(self._pieces), []
+        return self._tok.encode(text, recognize_special=self._recognize)

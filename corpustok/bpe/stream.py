@@ -67,28 +67,6 @@ class BpeStreamEncoder:
         return ids.tolist()
 
 
-class WholeTextEncoder:
-    """The stream of a tokenizer whose pre-tokenizer runs in Python: a regex of unknown shape
-    gives no bound on how far a chunk may still change, so the text is held (memory: the
-    document) and encoded at :meth:`finish`."""
-
-    def __init__(self, tok, recognize_special):
-        self._tok = tok
-        self._recognize = recognize_special
-        self._pieces = []
-
-    def feed(self, text):
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        self._pieces.append(text)
-        return []
-
-    def finish(self):
-        text = "".join(self._pieces)
-        self._pieces = []
-        return self._tok.encode(text, recognize_special=self._recognize)
-
-
 class NormalizingEncoder:
     """NFC before an incremental encoder: each piece's stable part (:class:`corpustok.nfc.
     NfcStream`) goes on, so the ids are those of the NFC of the whole text."""

@@ -16,11 +16,10 @@ from typing import NamedTuple, Optional
 import numpy as np
 import pyarrow as pa
 
-from corpustok.tokenizer import FILE_FORMAT
+from corpustok.tokenizer import FILE_FORMAT, WholeTextStream
 from corpustok.arrow import (id_lists, is_well_formed, list_array, pool_array, read_only,
                              string_array, utf8_batch)
-from corpustok.bpe.stream import (BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder,
-                                  WholeTextEncoder)
+from corpustok.bpe.stream import BpeStreamDecoder, BpeStreamEncoder, NormalizingEncoder
 from corpustok.bpe.caches import ChunkCaches
 from corpustok.kernels.bpe.decode import expand_ids, stitch_text
 from corpustok.kernels.bpe.encode import BpeModel, checked_room, encode_docs
@@ -481,7 +480,7 @@ class BytePairTokenizer:
         by the longest chunk, except with a pre-tokenizer that runs in Python (the whole
         text is held)."""
         if self._python_split is not None:  # encode() normalizes
-            return WholeTextEncoder(self, recognize_special)
+            return WholeTextStream(self, recognize_special)
         inner = BpeStreamEncoder(self, recognize_special)
         return NormalizingEncoder(NfcStream(), inner) if self._normalize else inner
 

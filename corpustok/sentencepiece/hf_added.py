@@ -14,7 +14,7 @@ from corpustok.arrow import freeze_arrays, id_array, id_lists, list_array, pool_
 from corpustok.kernels.sentencepiece.added import cut_added
 from corpustok.parallel import ThreadPools, check_threads
 from corpustok.sentencepiece.bpe import _user_trie
-from corpustok.sentencepiece.stream import HeldStream
+from corpustok.tokenizer import WholeTextStream
 
 
 def join_segments(ids, seg_off, added, doc_first):
@@ -108,10 +108,10 @@ class HfJsonTokenizer:
         return ids.tolist()
 
     def stream(self):
-        """An incremental encoder (:class:`~corpustok.sentencepiece.stream.HeldStream`: the
+        """An incremental encoder (:class:`~corpustok.tokenizer.WholeTextStream`: the
         text held and encoded whole at the end, :meth:`encode`'s ids). A tokenize job streams a
         document past ``--max-doc-mb`` through it; without it such a job failed."""
-        return HeldStream(self)
+        return WholeTextStream(self)
 
     def _segments(self, data, offsets):
         """Cut each document at its added tokens (:func:`cut_added`): ``(cuts int64, added

@@ -18,10 +18,9 @@ from functools import cached_property
 
 import numpy as np
 
-from corpustok.tokenizer import FILE_FORMAT
+from corpustok.tokenizer import FILE_FORMAT, WholeTextStream
 from corpustok.arrow import id_array, id_lists, list_array, replace_surrogates, utf8_batch
 from corpustok.sentencepiece.bpe import SentencePieceBpe
-from corpustok.sentencepiece.stream import HeldStream
 from corpustok.sentencepiece.model_file import (BPE, CONTROL, UNIGRAM, UNKNOWN, USER_DEFINED,
                                                 parse_model)
 from corpustok.sentencepiece import reference as ref
@@ -165,7 +164,7 @@ class SentencePieceTokenizer:
         return list_array(offsets, ids, batch.valid)
 
     def stream(self):
-        return HeldStream(self)
+        return WholeTextStream(self)
 
     # ---- decoding ---------------------------------------------------------------------------
     def _ids(self, ids, where=""):

@@ -9,17 +9,17 @@ import corpustok
 from corpustok.arrow import utf8_batch
 from corpustok.tokenizer import Tokenizer, TokenStream
 from tests.conftest import TEST_DATA as DATA
+from tests.sentencepiece.conftest import model_path
+from tests.sentencepiece.test_sentencepiece_hf_unigram import pair as hf_unigram_pair
 
 
 
 def _sentencepiece_model():
-    from tests.sentencepiece.conftest import model_path  # the test extra's T5 .model
-    return corpustok.load(model_path("t5/spiece.model"))
+    return corpustok.load(model_path("t5/spiece.model"))  # the test extra's T5 .model
 
 
 def _hf_unigram_json():
-    from tests.sentencepiece.test_sentencepiece_hf_unigram import pair
-    return pair("legacy:t5/spiece.model")[0]  # transformers' T5Converter json
+    return hf_unigram_pair("legacy:t5/spiece.model")[0]  # transformers' T5Converter json
 
 
 # built in the test, not at collection (the json needs transformers)
