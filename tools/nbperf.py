@@ -2,7 +2,7 @@
 ``perf`` samples of the Numba kernels (which have no symbols perf could read).
 
     .venv/bin/python tools/nbperf.py TOKENIZER [--mb 8] [--reps 6] [--corpus mix]
-        [--annotate NAME] [--same | --distinct]
+        [--annotate NAME] [--same | --distinct | --files PARQUET ...]
 
 Runs ``perf record -e cpu-clock`` (a software clock: it works on VMs without hardware
 counters) on a child process that loads TOKENIZER, warms it on 1 MB of the shared corpus, then
@@ -11,7 +11,9 @@ encodes ``--reps`` different ``--mb`` MB samples of it (fresh text, as in a real
 child compiles its kernels into an empty Numba cache, so that every function's code address
 is known. With ``--distinct``, only the chunks of those samples not seen before (in the
 warm-up text or earlier in them), a hundred a line, each rep through a new cache: the miss
-path, as fresh text meets it. After the timed window the child writes each function's
+path, as fresh text meets it. With ``--files``, the ``text`` column of those Parquet files,
+row group by row group as a job hands them over, through one cache (its first row group also
+warms the kernels up): the mix of hits and misses of a real corpus. After the timed window the child writes each function's
 address and code bytes. Samples
 inside the window are assigned to the function whose code holds them; ``--annotate`` prints
 one function's disassembly (objdump) with each instruction's share of its samples: a load
@@ -64,6 +66,11 @@ def child(args, out):
         def encode(b):
             tok._caches.use(None)
             tok.encode_arrays(b)
+    elif args.files:  # a job's batches: whole row groups of real documents
+        from _row_groups import row_group_texts
+        batches = [b for f in args.files for b in row_group_texts(f)]
+        tok.encode_batch(["warm the kernels up"])
+        encode = tok.encode_arrays
     elif args.same:  # the hit path: one text again and again, a cache that holds all of it
         from corpustok.kernels.bpe.cache import chunk_cache
         tok._caches.use(chunk_cache(1 << 16))
@@ -144,6 +151,8 @@ def main():
                     help="encode one sample again and again, every chunk cached (the hit path)")
     ap.add_argument("--distinct", action="store_true",
                     help="encode only first sightings, a new cache each rep (the miss path)")
+    ap.add_argument("--files", nargs="+", help="Parquet files whose text column is encoded, "
+                    "row group by row group, through one cache (a job's mix)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -155,7 +164,8 @@ def main():
                         "-F", "4000", "-o", str(out / "perf.data"), sys.executable, __file__,
                         args.tokenizer, "--mb", str(args.mb), "--reps", str(args.reps),
                         "--corpus", args.corpus, "--child", str(out)]
-                       + ["--same"] * args.same + ["--distinct"] * args.distinct,
+                       + ["--same"] * args.same + ["--distinct"] * args.distinct
+                       + (["--files", *args.files] if args.files else []),
                        env=env, check=True)
         run = json.loads((out / "run.json").read_text())
         funcs = {int(a): name for a, name in run["functions"].items()}

@@ -41,6 +41,7 @@ K1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
 K2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
 K3 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
 LENGTH_BYTE = np.int64(0xFF) << 56  # where an inline key keeps the chunk's length
+_U1, _U2, _U3 = np.uint64(1), np.uint64(2), np.uint64(3)  # unsigned offsets (line_get)
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [-1], np.int64)
 
 
@@ -158,22 +159,27 @@ def line_get(table, first, words, k1, k2, k3, k4, out, j):
     entry (``out`` has that much slack), so a hit takes no branch on the count.
     :data:`IN_WIDE`, :data:`IN_GENERAL`: the ids are in that part. A hit sets the entry's use
     bit where it is clear, and only then writes the line: a write on every hit (a use count)
-    made the next lookups of a frequent chunk wait for it (decision 0009)."""
-    half = words // 2
+    made the next lookups of a frequent chunk wait for it (decision 0009).
+
+    Indices are unsigned (``first`` and ``j`` are never negative): on a signed index Numba
+    adds a fix-up for negative ones to every access, about 30 instructions a hit here."""
+    half = np.uint64(words // 2)
+    u = np.uint64(j)
     for way in range(2):
-        b = first + way * words
-        if table[b] == k1 and table[b + 1] == k2 and \
-                (half == 2 or (table[b + 2] == k3 and table[b + 3] == k4)):
+        b = np.uint64(first + way * words)
+        if table[b] == k1 and table[b + _U1] == k2 and \
+                (half == _U2 or (table[b + _U2] == k3 and table[b + _U3] == k4)):
             w = table[b + half]
             if w & USED == 0:
                 table[b + half] = w | USED
-            out[j] = (w >> 11) & INLINE_ID
-            out[j + 1] = (w >> 32) & INLINE_ID
-            for t in range(1, half):
-                x = table[b + half + t]
-                out[j + 3 * t - 1] = x & INLINE_ID
-                out[j + 3 * t] = (x >> 21) & INLINE_ID
-                out[j + 3 * t + 1] = (x >> 42) & INLINE_ID
+            out[u] = (w >> 11) & INLINE_ID
+            out[u + _U1] = (w >> 32) & INLINE_ID
+            for t in range(1, words // 2):
+                x = table[b + half + np.uint64(t)]
+                v = u + np.uint64(3 * t)
+                out[v - _U1] = x & INLINE_ID
+                out[v] = (x >> 21) & INLINE_ID
+                out[v + _U1] = (x >> 42) & INLINE_ID
             return w & 0xF
     return -1
 
