@@ -105,3 +105,34 @@ def test_console_script_starts_numpy_without_blas_threads():
     assert ours[:2] == ["False", "1"] and kept[:2] == ["False", "3"]
     if (os.cpu_count() or 1) > 1 and int(ours[2]) >= 0:  # no more threads than cores
         assert int(kept[2]) > int(ours[2])  # its threads follow the setting
+
+
+def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
+    """The console script makes pandas unimportable (``skip_pandas``): a tokenize job (Beam,
+    pyarrow and the tokenizer loaded, shards written) completes without it, and an import of
+    it fails with a message naming why; with a ``--runner`` named, pandas stays importable."""
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "hello world"}\n{"id": "b", "text": "a second"}\n')
+    code = (
+        "import sys\n"
+        "from corpustok.pipeline.cli.entry import run\n"
+        f"sys.argv = ['corpustok', 'tokenize', {str(src)!r}, '--tokenizer', {str(GPT2)!r}, "
+        f"'--out', {str(tmp_path / 'out')!r}, '--no-progress']\n"
+        "rc = run()\n"
+        "loaded = 'pandas' in sys.modules\n"
+        "try:\n"
+        "    import pandas\n"
+        "    why = 'imported'\n"
+        "except ImportError as e:\n"
+        "    why = 'skip_pandas' in str(e)\n"
+        "print(rc, loaded, why)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-3:] == ["0", "False", "True"]
+    kept = subprocess.run([sys.executable, "-c", (
+        "import sys\n"
+        "from corpustok.pipeline.runtime.startup import skip_pandas\n"
+        "skip_pandas(['tokenize', 'x', '--runner', 'dask'])\n"
+        "import pandas\n"
+        "print('pandas' in sys.modules)\n")], capture_output=True, text=True)
+    assert kept.returncode == 0 and kept.stdout.split() == ["True"], kept.stderr[-2000:]
