@@ -19,6 +19,7 @@ from numba import njit
 from corpustok.kernels.memory.hugepages import advise_huge_pages, huge_page_array
 from corpustok.kernels.memory.prefetch import prefetch
 
+_U1 = np.uint64(1)
 NO_RANK = np.int64(1) << 62  # rank of a pair the merges do not contain
 PAIR_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
 LOW32 = np.int64(0xFFFFFFFF)
@@ -54,11 +55,13 @@ def _home(key, mask):
 def _pair_slot(slots, key):
     """Slot of ``key`` (``left << 21 | right``) in the pair table, or of the empty slot where
     it would go. O(1) expected (load factor <= 1/2, linear probing). A slot is one int64,
-    ``key << 21 | order value`` (rank or merged id, -1 when empty): eight slots a line."""
-    mask = len(slots) - 1
-    s = _home(key, mask)
+    ``key << 21 | order value`` (rank or merged id, -1 when empty): eight slots a line. The
+    slot is unsigned, as are its probes: no negative-index fix-up on each read (decision
+    0017)."""
+    mask = np.uint64(len(slots) - 1)
+    s = np.uint64(_home(key, len(slots) - 1))
     while slots[s] >= 0 and slots[s] >> ID_BITS != key:
-        s = (s + 1) & mask
+        s = (s + _U1) & mask
     return s
 
 
