@@ -8,6 +8,14 @@ from corpustok.pipeline.runtime.startup import start_up_collector, started
 from tests.conftest import GPT2
 
 
+def _python(code):
+    """Run ``code`` in a fresh interpreter (what a process starts with is the subject here);
+    it must succeed."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+
+
 def test_paused_until_started_then_frozen_and_running():
     assert gc.isenabled()
     frozen = gc.get_freeze_count()
@@ -57,8 +65,7 @@ def test_the_console_script_ends_start_up(tmp_path):
         f"'--out', {str(tmp_path / 'out')!r}, '--no-progress', '--workers', '1']\n"
         "rc = run()\n"
         "print(seen, rc, gc.isenabled())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _python(code)
     assert out.stdout.strip().splitlines()[-1] == "[False, True] 0 True"
 
 
@@ -75,8 +82,7 @@ def test_other_packages_numba_extensions_are_skipped_and_kernels_still_run():
         "f = njit(lambda x: x + 1)\n"
         "mods = [e.module.split('.')[0] for e in entry_points(group='numba_extensions')]\n"
         "print(f(41), [m for m in mods if m in sys.modules])\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _python(code)
     assert out.stdout.split() == ["42", "[]"]
 
 
@@ -126,13 +132,11 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
         "except ImportError as e:\n"
         "    why = 'skip_pandas' in str(e)\n"
         "print(rc, loaded, why)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _python(code)
     assert out.stdout.split()[-3:] == ["0", "False", "True"]
-    kept = subprocess.run([sys.executable, "-c", (
-        "import sys\n"
-        "from corpustok.pipeline.runtime.startup import skip_pandas\n"
-        "skip_pandas(['tokenize', 'x', '--runner', 'dask'])\n"
-        "import pandas\n"
-        "print('pandas' in sys.modules)\n")], capture_output=True, text=True)
-    assert kept.returncode == 0 and kept.stdout.split() == ["True"], kept.stderr[-2000:]
+    kept = _python("import sys\n"
+                   "from corpustok.pipeline.runtime.startup import skip_pandas\n"
+                   "skip_pandas(['tokenize', 'x', '--runner', 'dask'])\n"
+                   "import pandas\n"
+                   "print('pandas' in sys.modules)\n")
+    assert kept.stdout.split() == ["True"]
