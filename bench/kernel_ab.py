@@ -25,33 +25,24 @@ RESULT = re.compile(r"^kernel_ab: ([\d.]+) ns/B over (\d+) bytes$", re.M)
 
 def child(args):
     """The timed process: encode the inputs ``--reps`` times, print the best ns a byte."""
+    # here, not at the top: the package measured is the tree's (this process's PYTHONPATH),
+    # and the driver, which runs both trees, loads neither
     sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
     import corpustok
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-    from _row_groups import row_group_texts
-    from corpustok.arrow import utf8_batch
+    from _row_groups import leading_batch, new_chunk_cache, row_group_texts, text_bytes
 
     tok = corpustok.load(args.tokenizer)
-    if args.mb:
-        texts = pa.chunked_array([b.column(0) for f in args.inputs for b in
-                                  pq.ParquetFile(f).iter_batches(columns=["text"])])
-        lengths = pc.binary_length(texts).to_numpy(zero_copy_only=False)
-        keep = int((lengths.cumsum() <= args.mb * 1e6).sum())
-        batches = [utf8_batch(texts.slice(0, max(1, keep)).combine_chunks())]
-    else:
-        batches = [b for f in args.inputs for b in row_group_texts(f)]
+    batches = ([leading_batch(args.inputs, args.mb)] if args.mb else
+               [b for f in args.inputs for b in row_group_texts(f)])
     tok.encode_batch(["warm the kernels up"])
     best = float("inf")
     for _ in range(args.reps):
-        if hasattr(tok, "_caches"):  # BPE: a new chunk cache, as a job's first pass has
-            tok._caches.use(None)
+        new_chunk_cache(tok)
         t0 = time.process_time()
         for batch in batches:
             tok.encode_arrays(batch)
         best = min(best, time.process_time() - t0)
-    nbytes = sum(int(b.offsets[-1] - b.offsets[0]) for b in batches)  # data may be a slice's
+    nbytes = sum(text_bytes(b) for b in batches)
     print(f"kernel_ab: {best / nbytes * 1e9:.4f} ns/B over {nbytes} bytes")
 
 

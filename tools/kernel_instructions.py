@@ -6,7 +6,7 @@ source trees where timings drift by more than the change (decision 0017).
 
 The child process runs under ``valgrind --tool=callgrind`` with instrumentation off until the
 timed call: it loads the tokenizer from ``--tree`` (its ``PYTHONPATH``, default this
-repository), reads the first ``--mb`` MB of documents of FILE's first row group, warms the
+repository), reads the first ``--mb`` MB of documents of FILE, warms the
 kernels up, then counts only ``encode_arrays`` on that batch through a new chunk cache (a
 job's first pass). Instrumentation is switched by callgrind's client requests from a small C
 library compiled here (needs ``gcc`` and Valgrind's headers). Slow: a few minutes a run, most
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONTROL_C = r"""
 #include <valgrind/callgrind.h>
 void count_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION;
@@ -30,30 +31,28 @@ void count_stop(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS;
 
 
 def child(args):
+    """The counted process (under Valgrind)."""
+    # here, not at the top: the package counted is the tree's (this process's PYTHONPATH);
+    # the driver loads neither it nor pyarrow
+    sys.path.insert(0, os.path.join(REPO, "bench"))
     import corpustok
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-    from corpustok.arrow import utf8_batch
+    from _row_groups import leading_batch, new_chunk_cache, text_bytes
 
     control = ctypes.CDLL(args.control)
     tok = corpustok.load(args.tokenizer)
-    text = pq.ParquetFile(args.file).read_row_group(0, columns=["text"]).column(0)
-    lengths = pc.binary_length(text).to_numpy(zero_copy_only=False)
-    keep = max(1, int((lengths.cumsum() <= args.mb * 1e6).sum()))
-    batch = utf8_batch(text.slice(0, keep).combine_chunks())
+    batch = leading_batch([args.file], args.mb)
     tok.encode_batch(["warm the kernels up"])
-    if hasattr(tok, "_caches"):  # BPE: a new chunk cache, as a job's first pass has
-        tok._caches.use(None)
+    new_chunk_cache(tok)
     control.count_start()
     tok.encode_arrays(batch)
     control.count_stop()
-    print(f"kernel_instructions: bytes {int(batch.offsets[-1] - batch.offsets[0])}")
+    print(f"kernel_instructions: bytes {text_bytes(batch)}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokenizer", required=True)
-    ap.add_argument("--tree", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--tree", default=REPO)
     ap.add_argument("--mb", type=float, default=2)
     ap.add_argument("--control", help=argparse.SUPPRESS)
     ap.add_argument("file")

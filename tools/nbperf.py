@@ -12,9 +12,9 @@ child compiles its kernels into an empty Numba cache, so that every function's c
 is known. With ``--distinct``, only the chunks of those samples not seen before (in the
 warm-up text or earlier in them), a hundred a line, each rep through a new cache: the miss
 path, as fresh text meets it. With ``--files``, the ``text`` column of those Parquet files,
-row group by row group as a job hands them over, through one cache (its first row group also
-warms the kernels up): the mix of hits and misses of a real corpus. After the timed window the child writes each function's
-address and code bytes. Samples
+row group by row group as a job hands them over, through one cache (the warm-up is one short
+text): the mix of hits and misses of a real corpus. After the timed window the child writes
+each function's address and code bytes. Samples
 inside the window are assigned to the function whose code holds them; ``--annotate`` prints
 one function's disassembly (objdump) with each instruction's share of its samples: a load
 that waits for memory shows as a large share on the instruction after it.
@@ -42,6 +42,7 @@ def child(args, out):
     sys.path.insert(0, str(REPO / "bench"))
     import bpe
     import corpustok
+    from _row_groups import new_chunk_cache, row_group_texts
     bpe.CORPUS[0] = args.corpus
     from bpe import corpus_sample
     from corpustok.arrow import utf8_batch
@@ -64,10 +65,9 @@ def child(args, out):
         tok.encode_arrays(utf8_batch(warm))
 
         def encode(b):
-            tok._caches.use(None)
+            new_chunk_cache(tok)
             tok.encode_arrays(b)
     elif args.files:  # a job's batches: whole row groups of real documents
-        from _row_groups import row_group_texts
         batches = [b for f in args.files for b in row_group_texts(f)]
         tok.encode_batch(["warm the kernels up"])
         encode = tok.encode_arrays
