@@ -17,8 +17,9 @@ import logging
 import sys
 
 from corpustok.pipeline.files import use_options
-from corpustok.pipeline.runtime.startup import (skip_numba_extensions, skip_unused_packages,
-                                                start_up_collector, started)
+from corpustok.pipeline.runtime.startup import (note_process_start, skip_numba_extensions,
+                                                skip_unused_packages, start_up_collector,
+                                                started)
 from corpustok.pipeline.runtime.workers import process_env_defaults, quiet_optional_deps
 
 
@@ -61,7 +62,9 @@ def run():
     (:func:`skip_numba_extensions`), nor pandas and pymongo, unless a ``--runner`` is named
     (:func:`skip_unused_packages`); the process's environment defaults are set first
     (:func:`process_env_defaults`: numpy's OpenBLAS starts no threads, and Numba's start
-    imports numpy)."""
+    imports numpy); the process's start is noted (:func:`note_process_start`) for the
+    job's time line."""
+    note_process_start()
     process_env_defaults()
     with start_up_collector():
         skip_numba_extensions()

@@ -403,8 +403,9 @@ def _not_writable_in(e, out_dir):
     return None
 
 
-def summary(result: RunResult) -> str:
-    """A human-readable summary of a run."""
+def summary(result: RunResult, before=None) -> str:
+    """A human-readable summary of a run; ``before``: the seconds the process ran before the
+    job began (the console script's start and imports), counted in the time line."""
     t = result.manifest["totals"]
     written = result.written
     mb = t["bytes"] / 1e6
@@ -420,7 +421,7 @@ def summary(result: RunResult) -> str:
              + ")",
              "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
                                 or "none"),
-             _time_line(result, sum(e["bytes"] for e in written))]
+             _time_line(result, sum(e["bytes"] for e in written), before)]
     hint = _shard_hint(t["shards"], t["bytes"])
     if hint:
         lines.append(hint)
@@ -432,25 +433,28 @@ def summary(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def _time_line(result, nbytes):
+def _time_line(result, nbytes, before=None):
     """Wall time, all of it, and where it went: the throughput is that of the work after the
     start-up (compiling the kernels never counts as throughput), in text bytes (what the
     documents hold, as ``n_bytes`` counts them) and tokens; the progress line's rate is of
-    input bytes as stored, given here too when they differ."""
+    input bytes as stored, given here too when they differ. ``before``: seconds of the
+    process before the job began (Python's start, the imports), counted when given."""
     t = result.times
+    before = before or 0.0
     if t is None or t.work is None or not nbytes:
-        total = result.seconds if t is None else t.total
+        total = (result.seconds if t is None else t.total) + before
         return f"  time       {total:.1f} s, Beam start-up included"
     tokens = sum(e["tokens"] for e in result.written)
-    parts = [f"{t.preparing:.1f} s preparing (inputs, tokenizer)"]
+    parts = [f"{before:.1f} s starting (Python, imports)"] if before else []
+    parts.append(f"{t.preparing:.1f} s preparing (inputs, tokenizer)")
     if t.compiling > COMPILE_NOTICE_AFTER:
         parts.append(f"{t.compiling:.1f} s compiling the kernels (first run only)")
     parts.append(f"{t.startup:.1f} s start-up (output folder, Beam, workers)")
     stored = ""
     if t.stored_bytes and abs(t.stored_bytes - nbytes) > 0.01 * nbytes:
         stored = f"; {t.stored_bytes / 1e6 / t.work:,.1f} MB/s of input as stored"
-    return (f"  time       {t.total:.1f} s: {', '.join(parts)}, then {nbytes / 1e6:,.2f} "
-            f"MB of text in {t.work:.1f} s ({nbytes / 1e6 / t.work:,.1f} MB/s, "
+    return (f"  time       {t.total + before:.1f} s: {', '.join(parts)}, then "
+            f"{nbytes / 1e6:,.2f} MB of text in {t.work:.1f} s ({nbytes / 1e6 / t.work:,.1f} MB/s, "
             f"{tokens / t.work:,.0f} tokens/s{stored})")
 
 

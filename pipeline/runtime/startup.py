@@ -1,11 +1,14 @@
-"""The start-up of a ``corpustok`` process: Python's cyclic garbage collector, and what other
-packages' optional parts it does not load."""
+"""The start-up of a ``corpustok`` process: Python's cyclic garbage collector, what other
+packages' optional parts it does not load, and when the process started."""
 import gc
 import logging
+import os
 import sys
+import time
 from contextlib import contextmanager
 
 _paused = False  # while start_up_collector has the collector paused
+_began = None  # perf_counter() of this process's start, once note_process_start has run
 
 
 @contextmanager
@@ -37,6 +40,37 @@ def started():
         _paused = False
         gc.freeze()
         gc.enable()
+
+
+def process_age():
+    """Seconds since this process started, from the OS (Linux: ``/proc/self/stat``'s start
+    time, in clock ticks since boot, against the boot-time clock; 10 ms steps), or None where
+    that is not known."""
+    try:
+        with open("/proc/self/stat") as f:
+            # from field 3 on (the command's name, field 2, may hold spaces and brackets)
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])  # field 22: starttime
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def note_process_start():
+    """Keep when this process started (:func:`process_age`), for :func:`since_process_start`.
+    The console script calls it: a job's time line then counts Python's start and the imports
+    before the job began, which the command's user waits for too."""
+    global _began
+    age = process_age()
+    if age is not None:
+        _began = time.perf_counter() - age
+
+
+def since_process_start():
+    """Seconds since the process started, once :func:`note_process_start` has run; else
+    None (a program calling the Python API: its start is not the job's)."""
+    return None if _began is None else time.perf_counter() - _began
 
 
 def skip_numba_extensions():

@@ -93,7 +93,10 @@ def test_progress_line_in_a_terminal_shows_bytes_of_total_rate_and_shards(tmp_pa
     assert "1 shard, 2,000 docs" in last, last
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", out), out  # elapsed < ETA
     assert "starting (output folder, Beam, workers)" in out, out
-    assert re.search(r"time +[\d.]+ s: [\d.]+ s preparing \(inputs, tokenizer\), [\d.]+ s "
+    # the command's whole wall time: Python's start and imports first (Linux: /proc)
+    starting = r"[\d.]+ s starting \(Python, imports\), " if sys.platform == "linux" else ""
+    assert re.search(r"time +[\d.]+ s: " + starting +
+                     r"[\d.]+ s preparing \(inputs, tokenizer\), [\d.]+ s "
                      r"start-up \(output folder, Beam, workers\), then [\d.]+ MB of text in "
                      r"[\d.]+ s \([\d.]+ MB/s, [\d,]+ tokens/s", out), out
     for noise in ("apitools", "Logging handler", "semi_persistent"):
@@ -224,8 +227,14 @@ def test_startup_and_compiling_are_reported_apart_from_throughput():
     assert run._time_line(r, 3_000_000) == (
         "  time       10.0 s: 0.5 s preparing (inputs, tokenizer), 8.0 s start-up (output "
         "folder, Beam, workers), then 3.00 MB of text in 1.3 s (2.3 MB/s, 461,538 tokens/s)")
+    # the console script: the process's start and imports before the job, counted
+    assert run._time_line(r, 3_000_000, before=1.5) == (
+        "  time       11.5 s: 1.5 s starting (Python, imports), 0.5 s preparing (inputs, "
+        "tokenizer), 8.0 s start-up (output folder, Beam, workers), then 3.00 MB of text in "
+        "1.3 s (2.3 MB/s, 461,538 tokens/s)")
     r.times.startup = None  # a remote runner: no channel, no start-up known
     assert run._time_line(r, 3_000_000) == "  time       10.0 s, Beam start-up included"
+    assert run._time_line(r, 3_000_000, 1.5) == "  time       11.5 s, Beam start-up included"
 
 
 def test_fewer_shards_than_cores_suggests_a_smaller_shard_mb(monkeypatch):

@@ -1,8 +1,11 @@
-"""The collector pause of a ``corpustok`` process's start-up (pipeline/runtime/startup.py)."""
+"""A ``corpustok`` process's start-up (pipeline/runtime/startup.py): the collector pause, the
+packages it skips, its environment and when the process started."""
 import gc
 import os
 import subprocess
 import sys
+
+import pytest
 
 from corpustok.pipeline.runtime.startup import start_up_collector, started
 from tests.conftest import GPT2
@@ -145,3 +148,25 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
                    "import pandas, pymongo\n"
                    "print('pandas' in sys.modules, 'pymongo' in sys.modules)\n")
     assert kept.stdout.split() == ["True", "True"]
+
+
+def test_the_process_start_is_known_and_noted_by_the_console_script_only():
+    """``process_age`` is the process's age from the OS: a fresh interpreter is young, and
+    ages as it sleeps; ``since_process_start`` is None until the console script notes the
+    start (``note_process_start``), then follows the same clock. Linux (/proc) only."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the age comes from /proc: elsewhere the time line counts from the job")
+    out = _python(
+        "import time\n"
+        "from corpustok.pipeline.runtime.startup import (note_process_start, process_age,\n"
+        "                                                since_process_start)\n"
+        "a = process_age()\n"
+        "time.sleep(0.5)\n"
+        "b = process_age()\n"
+        "before = since_process_start()\n"
+        "note_process_start()\n"
+        "print(a, b, before, since_process_start())\n")
+    a, b, before, since = out.stdout.split()
+    a, b, since = float(a), float(b), float(since)
+    assert 0 < a < 60 and 0.45 <= b - a < 5
+    assert before == "None" and abs(since - b) < 0.1
