@@ -9,6 +9,9 @@ from contextlib import contextmanager
 
 _paused = False  # while start_up_collector has the collector paused
 _began = None  # perf_counter() of this process's start, once note_process_start has run
+# An age above this when the console script begins is not its start (a clock that does not
+# match /proc's, as in some containers): the time line then counts from the job.
+PLAUSIBLE_START = 600.0
 
 
 @contextmanager
@@ -63,7 +66,7 @@ def note_process_start():
     before the job began, which the command's user waits for too."""
     global _began
     age = process_age()
-    if age is not None:
+    if age is not None and age < PLAUSIBLE_START:
         _began = time.perf_counter() - age
 
 

@@ -170,3 +170,16 @@ def test_the_process_start_is_known_and_noted_by_the_console_script_only():
     a, b, since = float(a), float(b), float(since)
     assert 0 < a < 60 and 0.45 <= b - a < 5
     assert before == "None" and abs(since - b) < 0.1
+
+
+def test_an_implausible_process_age_is_not_counted(monkeypatch):
+    """A clock that disagrees with /proc's (an age of days when the script begins) is not
+    taken as the start: the time line then counts from the job, as without /proc."""
+    from corpustok.pipeline.runtime import startup
+    monkeypatch.setattr(startup, "_began", None)
+    monkeypatch.setattr(startup, "process_age", lambda: 3 * 86400.0)
+    startup.note_process_start()
+    assert startup.since_process_start() is None
+    monkeypatch.setattr(startup, "process_age", lambda: 1.25)
+    startup.note_process_start()
+    assert 1.25 <= startup.since_process_start() < 2
