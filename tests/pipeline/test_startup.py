@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from corpustok.pipeline.runtime import startup
 from corpustok.pipeline.runtime.startup import start_up_collector, started
 from tests.conftest import GPT2
 
@@ -175,7 +176,6 @@ def test_the_process_start_is_known_and_noted_by_the_console_script_only():
 def test_an_implausible_process_age_is_not_counted(monkeypatch):
     """A clock that disagrees with /proc's (an age of days when the script begins) is not
     taken as the start: the time line then counts from the job, as without /proc."""
-    from corpustok.pipeline.runtime import startup
     monkeypatch.setattr(startup, "_began", None)
     monkeypatch.setattr(startup, "process_age", lambda: 3 * 86400.0)
     startup.note_process_start()
