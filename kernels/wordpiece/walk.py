@@ -105,7 +105,7 @@ def e2e_run(data, offsets, stop, close, norm, trie, specials, out, n_out, out_of
                 v = np.int64(exp_pool[ep])
                 ep += 1
             elif i < doc_stop:
-                b = np.int64(data[i])
+                b = np.int64(data[np.uint64(i)])
                 k = -1
                 if specials and sp_first[b]:
                     best_len = 0
@@ -123,7 +123,7 @@ def e2e_run(data, offsets, stop, close, norm, trie, specials, out, n_out, out_of
                     v = -((k << 3) | KIND_SPECIAL)
                     i += sp_off[k + 1] - sp_off[k]
                 elif b < 0x80:
-                    v = np.int64(ascii_tab[b])
+                    v = np.int64(ascii_tab[np.uint64(b)])
                     i += 1
                 else:
                     cp, nb, bad = utf8_step(data, i, end)
@@ -144,7 +144,7 @@ def e2e_run(data, offsets, stop, close, norm, trie, specials, out, n_out, out_of
                     word_len += 1
                     if dead == 0:
                         t = (nx & LOW32) + v
-                        y = da[t]
+                        y = da[np.uint64(t)]
                         if (y >> 32) == node and word_len <= max_chars:
                             node = t
                             nx = y
@@ -174,10 +174,10 @@ def e2e_run(data, offsets, stop, close, norm, trie, specials, out, n_out, out_of
                             n_out = word_start
                     if ep < ep_end or i >= doc_stop:
                         break
-                    b = np.int64(data[i])
-                    if b >= 0x80 or (specials and sp_first[b]):
+                    b = np.int64(data[np.uint64(i)])
+                    if b >= 0x80 or (specials and sp_first[np.uint64(b)]):
                         break
-                    v = np.int64(ascii_tab[b])
+                    v = np.int64(ascii_tab[np.uint64(b)])
                     if v < 0:
                         break
                     i += 1
