@@ -27,7 +27,7 @@ from corpustok.pipeline.output.verify import check_export, check_folder, verify_
 from corpustok.pipeline.read.inputs import STDIN, expand_inputs, parse_input
 from corpustok.pipeline.read.spec import DEFAULT_SHARD_BYTES
 from corpustok.pipeline.report import job as report_job
-from corpustok.pipeline.runtime.startup import since_process_start, started
+from corpustok.pipeline.runtime.startup import started
 from corpustok.pipeline.runtime.workers import available_cores, default_workers
 
 EXIT_OK, EXIT_INPUT_ERRORS, EXIT_USAGE, EXIT_FAILED, EXIT_NOT_WRITABLE = 0, 1, 2, 3, 4
@@ -90,7 +90,6 @@ def _warn_workers(command, workers):
 def cmd_tokenize(args, beam_args=()):
     shard_bytes = int(args.shard_mb * 1e6)
     workers = _choose_workers("tokenize", args, shard_bytes)
-    before = since_process_start()  # Python's start and the imports (the console script)
     with beam_log(args.verbose), worker_log(workers, args.local_mode, args.verbose) as log:
         result = tokenize_job.tokenize(args.inputs, args.out, _tokenizer_spec(args),
                           id_column=None if args.no_id else args.id_column,
@@ -106,7 +105,7 @@ def cmd_tokenize(args, beam_args=()):
                           max_reject_fraction=args.max_reject_fraction,
                           stdin_format=args.stdin_format, id_type=args.id_type,
                           keep_columns=args.keep_columns)
-    print(tokenize_job.summary(result, before))
+    print(tokenize_job.summary(result))
     print(f"  output     {files.shown(files.join(args.out, RUN_MANIFEST))}")
     code = EXIT_OK if result.ok else EXIT_INPUT_ERRORS
     if args.export and result.ok:

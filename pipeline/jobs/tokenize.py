@@ -31,6 +31,7 @@ from corpustok.pipeline.read.units import input_kind
 from corpustok.pipeline.runtime.progress import Progress
 from corpustok.pipeline.runtime.runners import (beam_options, dask_cluster, runs_here, wait,
                                                 where_it_runs)
+from corpustok.pipeline.runtime.startup import process_began
 from corpustok.pipeline.runtime.workers import (DEFAULT_LOCAL_MODE, available_cores,
                                                 local_workers_env)
 
@@ -48,13 +49,16 @@ class RunTimes:
     to the first input byte read: the output folder claimed, Beam and its workers started;
     None when unknown, as on a remote runner) and the work after it; ``stored_bytes``: the
     input bytes read as stored (compressed files count compressed bytes), what the progress
-    line counts."""
+    line counts; ``starting``: the seconds the process ran before the job began (Python's
+    start and the imports), known where the console script noted the process's start
+    (``runtime.startup.process_began``), else 0, and not part of ``total``."""
 
     total: float
     preparing: float
     compiling: float
     startup: Optional[float]
     stored_bytes: int
+    starting: float = 0.0
 
     @property
     def work(self):
@@ -348,8 +352,10 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
         pass  # some runners report no metrics
     startup = None if prog.first_read is None else max(0.0, prog.first_read - wall0)
     kept = frozenset(e["shard"] for e in manifest["shards"]) & before
+    began = process_began()  # the console script's: its start and imports came before
     times = RunTimes(total=seconds, preparing=t0 - begin - compiling, compiling=compiling,
-                     startup=startup, stored_bytes=prog.read_bytes)
+                     startup=startup, stored_bytes=prog.read_bytes,
+                     starting=0.0 if began is None else max(0.0, begin - began))
     return RunResult(manifest, counters, seconds, duplicates, claim.removed, startup, kept,
                      times)
 
@@ -403,9 +409,8 @@ def _not_writable_in(e, out_dir):
     return None
 
 
-def summary(result: RunResult, before=None) -> str:
-    """A human-readable summary of a run; ``before``: the seconds the process ran before the
-    job began (the console script's start and imports), counted in the time line."""
+def summary(result: RunResult) -> str:
+    """A human-readable summary of a run."""
     t = result.manifest["totals"]
     written = result.written
     mb = t["bytes"] / 1e6
@@ -421,7 +426,7 @@ def summary(result: RunResult, before=None) -> str:
              + ")",
              "  rejects    " + (", ".join(f"{r}: {n:,}" for r, n in t["rejects"].items())
                                 or "none"),
-             _time_line(result, sum(e["bytes"] for e in written), before)]
+             _time_line(result, sum(e["bytes"] for e in written))]
     hint = _shard_hint(t["shards"], t["bytes"])
     if hint:
         lines.append(hint)
@@ -433,19 +438,18 @@ def summary(result: RunResult, before=None) -> str:
     return "\n".join(lines)
 
 
-def _time_line(result, nbytes, before=None):
+def _time_line(result, nbytes):
     """Wall time, all of it, and where it went: the throughput is that of the work after the
     start-up (compiling the kernels never counts as throughput), in text bytes (what the
     documents hold, as ``n_bytes`` counts them) and tokens; the progress line's rate is of
-    input bytes as stored, given here too when they differ. ``before``: seconds of the
-    process before the job began (Python's start, the imports), counted when given."""
+    input bytes as stored, given here too when they differ. The process's own start
+    (``RunTimes.starting``) comes first where it is known."""
     t = result.times
-    before = before or 0.0
     if t is None or t.work is None or not nbytes:
-        total = (result.seconds if t is None else t.total) + before
+        total = result.seconds if t is None else t.total + t.starting
         return f"  time       {total:.1f} s, Beam start-up included"
     tokens = sum(e["tokens"] for e in result.written)
-    parts = [f"{before:.1f} s starting (Python, imports)"] if before else []
+    parts = [f"{t.starting:.1f} s starting (Python, imports)"] if t.starting else []
     parts.append(f"{t.preparing:.1f} s preparing (inputs, tokenizer)")
     if t.compiling > COMPILE_NOTICE_AFTER:
         parts.append(f"{t.compiling:.1f} s compiling the kernels (first run only)")
@@ -453,7 +457,7 @@ def _time_line(result, nbytes, before=None):
     stored = ""
     if t.stored_bytes and abs(t.stored_bytes - nbytes) > 0.01 * nbytes:
         stored = f"; {t.stored_bytes / 1e6 / t.work:,.1f} MB/s of input as stored"
-    return (f"  time       {t.total + before:.1f} s: {', '.join(parts)}, then "
+    return (f"  time       {t.total + t.starting:.1f} s: {', '.join(parts)}, then "
             f"{nbytes / 1e6:,.2f} MB of text in {t.work:.1f} s ({nbytes / 1e6 / t.work:,.1f} MB/s, "
             f"{tokens / t.work:,.0f} tokens/s{stored})")
 

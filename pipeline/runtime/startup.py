@@ -61,7 +61,7 @@ def process_age():
 
 
 def note_process_start():
-    """Keep when this process started (:func:`process_age`), for :func:`since_process_start`.
+    """Keep when this process started (:func:`process_age`), for :func:`process_began`.
     The console script calls it: a job's time line then counts Python's start and the imports
     before the job began, which the command's user waits for too."""
     global _began
@@ -70,10 +70,11 @@ def note_process_start():
         _began = time.perf_counter() - age
 
 
-def since_process_start():
-    """Seconds since the process started, once :func:`note_process_start` has run; else
-    None (a program calling the Python API: its start is not the job's)."""
-    return None if _began is None else time.perf_counter() - _began
+def process_began():
+    """The process's start on the ``time.perf_counter()`` clock, once
+    :func:`note_process_start` has run; else None (a program calling the Python API: its
+    start is not the job's)."""
+    return _began
 
 
 def skip_numba_extensions():

@@ -228,13 +228,15 @@ def test_startup_and_compiling_are_reported_apart_from_throughput():
         "  time       10.0 s: 0.5 s preparing (inputs, tokenizer), 8.0 s start-up (output "
         "folder, Beam, workers), then 3.00 MB of text in 1.3 s (2.3 MB/s, 461,538 tokens/s)")
     # the console script: the process's start and imports before the job, counted
-    assert run._time_line(r, 3_000_000, before=1.5) == (
+    r.times.starting = 1.5
+    assert run._time_line(r, 3_000_000) == (
         "  time       11.5 s: 1.5 s starting (Python, imports), 0.5 s preparing (inputs, "
         "tokenizer), 8.0 s start-up (output folder, Beam, workers), then 3.00 MB of text in "
         "1.3 s (2.3 MB/s, 461,538 tokens/s)")
     r.times.startup = None  # a remote runner: no channel, no start-up known
+    assert run._time_line(r, 3_000_000) == "  time       11.5 s, Beam start-up included"
+    r.times.starting = 0.0  # the Python API: the job's own time only
     assert run._time_line(r, 3_000_000) == "  time       10.0 s, Beam start-up included"
-    assert run._time_line(r, 3_000_000, 1.5) == "  time       11.5 s, Beam start-up included"
 
 
 def test_fewer_shards_than_cores_suggests_a_smaller_shard_mb(monkeypatch):
