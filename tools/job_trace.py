@@ -21,6 +21,9 @@ import threading
 import time
 
 T0 = time.time()
+# One timed call: its step, the thread it ran on, when it began (seconds after T0), its wall
+# and thread CPU seconds.
+Call = collections.namedtuple("Call", "label thread start wall cpu")
 
 
 def _timed(cls, name, log, label):
@@ -32,8 +35,7 @@ def _timed(cls, name, log, label):
         start, cpu = time.time(), time.thread_time()
         out = inner(self, *args, **kwargs)
         if not hasattr(out, "__next__"):
-            log.append((label, threading.get_ident(), start - T0, time.time() - start,
-                        time.thread_time() - cpu))
+            _record(log, label, start, cpu)
             return out
         return _timed_steps(out, log, label)
 
@@ -49,9 +51,15 @@ def _timed_steps(gen, log, label):
             item = next(gen)
         except StopIteration:
             return
-        log.append((label, threading.get_ident(), start - T0, time.time() - start,
-                    time.thread_time() - cpu))
+        _record(log, label, start, cpu)
         yield item
+
+
+def _record(log, label, start, cpu):
+    """Log a call of ``label`` that began at ``start`` (``time.time()``) with the thread's
+    CPU clock at ``cpu``, ending now."""
+    log.append(Call(label, threading.get_ident(), start - T0, time.time() - start,
+                    time.thread_time() - cpu))
 
 
 def main(argv):
@@ -71,26 +79,27 @@ def main(argv):
     sys.argv = ["corpustok", *argv]
     code = run()
     end = time.time() - T0
-    threads = {t: k for k, t in enumerate(dict.fromkeys(x[1] for x in log))}
+    threads = {t: k for k, t in enumerate(dict.fromkeys(c.thread for c in log))}
     if events:
-        for label, thread, start, wall, cpu in sorted(log, key=lambda x: x[2]):
-            print(f"{start:8.2f} s  worker {threads[thread]}  {label:8s}  wall {wall:6.2f} s"
-                  f"  CPU {cpu:6.2f} s")
-    steps = [x for x in log if x[0] != "setup"]
+        for c in sorted(log, key=lambda c: c.start):
+            print(f"{c.start:8.2f} s  worker {threads[c.thread]}  {c.label:8s}  "
+                  f"wall {c.wall:6.2f} s  CPU {c.cpu:6.2f} s")
+    steps = [c for c in log if c.label != "setup"]
     if not steps:
         print("no step ran in this process (worker processes or another runner?)")
         return code
-    first = min(x[2] for x in log)
+    first = min(c.start for c in log)
     print(f"first worker began at {first:.2f} s; the last step ended at "
-          f"{max(x[2] + x[3] for x in steps):.2f} s; the job returned at {end:.2f} s")
+          f"{max(c.start + c.wall for c in steps):.2f} s; the job returned at {end:.2f} s")
     for t, k in threads.items():
-        mine = [x for x in steps if x[1] == t]
+        mine = [c for c in steps if c.thread == t]
         if mine:
             print(f"worker {k}: {len(mine)} calls, last ended at "
-                  f"{max(x[2] + x[3] for x in mine):.2f} s, CPU {sum(x[4] for x in mine):.2f} s")
+                  f"{max(c.start + c.wall for c in mine):.2f} s, "
+                  f"CPU {sum(c.cpu for c in mine):.2f} s")
     total = collections.defaultdict(float)
-    for label, _, _, _, cpu in steps:
-        total[label] += cpu
+    for c in steps:
+        total[c.label] += c.cpu
     print("CPU by step: " + ", ".join(f"{k} {v:.2f} s" for k, v in total.items()))
     return code
 
