@@ -1,7 +1,6 @@
 """The start-up of a ``corpustok`` process: Python's cyclic garbage collector, what other
 packages' optional parts it does not load, and when the process started."""
 import gc
-import logging
 import os
 import sys
 import time
@@ -98,8 +97,6 @@ def skip_numba_extensions():
 # ``pa.array``, to recognise pandas objects) and pymongo with its bson (Beam's MongoDB
 # connector, ``apache_beam.io.mongodbio``). Each importer goes on without them.
 UNUSED_PACKAGES = ("pandas", "pymongo", "bson")
-# What Beam's MongoDB connector logs when its import fails: not a problem of the user's.
-_MONGO_LOGGER, _MONGO_NOTICE = "apache_beam.io.mongodbio", "compatible bson package"
 
 
 class _Unused:
@@ -112,20 +109,16 @@ class _Unused:
         return None
 
 
-class _NoMongoNotice(logging.Filter):
-    def filter(self, record):
-        return _MONGO_NOTICE not in record.getMessage()
-
-
 def skip_unused_packages(argv=()):
     """Make :data:`UNUSED_PACKAGES` unimportable in this process, unless ``argv`` names a
     ``--runner``.
 
     Nothing corpustok runs uses them, yet they were imported at every start: pandas 0.3-0.5
     CPU-seconds of each, pymongo and bson 0.04 (measured 2026-12-07). Their importers go on
-    without them when the import fails (Beam's MongoDB connector logs a notice, filtered out
-    here). For the console script only, when it runs a local job (one on another runner
-    builds its pipeline with what that runner may need, so they stay); never in a program
+    without them when the import fails (Beam's MongoDB connector logs a notice, which
+    ``workers.quiet_optional_deps`` filters out with Beam's other such notices). For the
+    console script only, when it runs a local job (one on another runner builds its pipeline
+    with what that runner may need, so they stay); never in a program
     that calls the Python API, nor in the worker processes a job starts (a tokenizer factory
     of the user's may run there). A library that does need one there fails with an
     ImportError that names this function. Nothing changes where one is already loaded."""
@@ -135,4 +128,3 @@ def skip_unused_packages(argv=()):
         return
     if not any(isinstance(f, _Unused) for f in sys.meta_path):
         sys.meta_path.insert(0, _Unused())
-        logging.getLogger(_MONGO_LOGGER).addFilter(_NoMongoNotice())

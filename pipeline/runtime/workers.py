@@ -145,19 +145,31 @@ def freeze_in_local_worker():
 
 
 
+# Beam's import-time notices that optional clients are missing, by the logger that logs them
+# and a part of their text: its GCP clients (none of a local run's business), and its MongoDB
+# connector's bson, which the console script does not load (``startup.skip_unused_packages``).
+# Each reads like an error to a user.
+OPTIONAL_NOTICES = {"": "apitools not found", "apache_beam.io.mongodbio": "compatible bson package"}
+
+
 class _QuietOptionalDeps(logging.Filter):
-    """Drops Beam's import-time notice that its optional GCP clients are missing: local runs
-    do not need them, and the line reads like an error to a user."""
+    """Drops a logger's notice of :data:`OPTIONAL_NOTICES`."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.text = text
 
     def filter(self, record):
-        return "apitools not found" not in record.getMessage()
+        return self.text not in record.getMessage()
 
 
 def quiet_optional_deps():
-    """Filter that notice out of this process's root logger (once)."""
-    root = logging.getLogger()
-    if not any(isinstance(f, _QuietOptionalDeps) for f in root.filters):
-        root.addFilter(_QuietOptionalDeps())
+    """Filter :data:`OPTIONAL_NOTICES` out of their loggers in this process (once): a
+    logger's filters see only the records it logs itself."""
+    for name, text in OPTIONAL_NOTICES.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietOptionalDeps) for f in logger.filters):
+            logger.addFilter(_QuietOptionalDeps(text))
 
 
 def dask_setup(worker):
