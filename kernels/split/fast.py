@@ -32,9 +32,9 @@ from corpustok.kernels.unicode import short_lead_length, utf8_step
 
 # a program's RULE
 NO_RULE, GPT2_RULE, CL100K_RULE, QWEN2_RULE, O200K_RULE, TEKKEN_RULE, QWEN3_5_RULE = range(7)
-# split_pattern.PROPERTY_BITS of Ll, \p{L}, \p{N}, \s, and of what o200k's letter runs take
-# as either case (Lm, Lo, \p{M})
-PROPS_LOWER, PROPS_L, PROPS_N, PROPS_S, PROPS_BOTH = 2, 31, 64, 128, 8 | 16 | 32
+# split_pattern.PROPERTY_BITS of Ll, \p{L}, \p{N}, \s, of the letters o200k's letter runs take
+# as either case (Lm, Lo), and of \p{M}
+PROPS_LOWER, PROPS_L, PROPS_N, PROPS_S, PROPS_CASELESS = 2, 31, 64, 128, 8 | 16
 PROPS_M = 32
 PLAIN, CASED_RUNS, WITH_MARKS = 0, 1, 2  # a rule's letter runs: \p{L}, by case, with \p{M}
 NO_CONTRACTIONS, STANDALONE, SUFFIX = 0, 1, 2  # how a rule's pattern takes 's, 't, ...
@@ -105,14 +105,16 @@ def _window_char(data, i, end, follow):
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
 def _classes(data, p, n, ids, props, letters, digits):
-    r"""``(upper, lower, digit, ws, lim, tails)``: the bits of the bytes of ``data[p:p + n]``
-    (``n <= 64``, 64 bytes readable) of letters (``\p{L}``, and ``\p{M}`` when ``letters`` is
-    ``WITH_MARKS``), digits (``\p{N}``) and ``\s``, every byte of a character marked, up to
-    ``lim``: the window's end, or its first byte of ill-formed UTF-8, of a character the window
-    cuts, of a digit that is not ASCII unless ``digits`` (rules that count digits count bytes)
-    or, for ``CASED_RUNS``, of a letter or mark of neither case (``Lm``, ``Lo``, ``\p{M}``,
-    which o200k's letter runs treat as both). Letters are ``upper`` (``Lu``, ``Lt``) or
-    ``lower`` (``Ll``) for ``CASED_RUNS``; else all are ``upper`` but ASCII small ones.
+    r"""``(upper, lower, caseless, digit, ws, lim, tails)``: the bits of the bytes of
+    ``data[p:p + n]`` (``n <= 64``, 64 bytes readable) of letters (``\p{L}``, and ``\p{M}``
+    when ``letters`` is ``WITH_MARKS``), digits (``\p{N}``) and ``\s``, every byte of a
+    character marked, up to ``lim``: the window's end, or its first byte of ill-formed UTF-8,
+    of a character the window cuts, of a digit that is not ASCII unless ``digits`` (rules that
+    count digits count bytes) or, for ``CASED_RUNS``, of a mark (``\p{M}``: o200k's letter
+    runs take marks as either case, but so does its ``[^\s\p{L}\p{N}]+`` run). Letters are
+    ``upper`` (``Lu``, ``Lt``), ``lower`` (``Ll``) or ``caseless`` (``Lm``, ``Lo``: either
+    case to o200k's letter runs) for ``CASED_RUNS``; else all are ``upper`` but ASCII small
+    ones.
     ``tails``: the bytes that continue a character. ASCII is classified by byte ranges 64 at a
     time; other characters one by one, by their class id's Unicode properties (``ids``: the
     program's class of each code point, ``props``: each class's properties; only these two
@@ -125,12 +127,14 @@ def _classes(data, p, n, ids, props, letters, digits):
     ws = range_mask(data, p, 9, 13) | range_mask(data, p, 32, 32)
     high = range_mask(data, p, 0x80, 0xFF) & window
     if high == 0:
-        return upper & window, lower & window, digit & window, ws & window, n, np.int64(0)
+        return upper & window, lower & window, np.int64(0), digit & window, ws & window, n, \
+            np.int64(0)
     tails = range_mask(data, p, 0x80, 0xBF) & window
     upper &= ~high
     lower &= ~high
     digit &= ~high
     ws &= ~high
+    caseless = np.int64(0)
     lim = n
     covered = np.int64(0)
     leads = high & ~tails
@@ -139,7 +143,7 @@ def _classes(data, p, n, ids, props, letters, digits):
         leads &= leads - 1
         cp, m, bad = _window_char(data, p + q, p + n, tails >> q)
         c = props[ids[cp]]
-        if bad or (letters == CASED_RUNS and c & PROPS_BOTH) or (not digits and c & PROPS_N):
+        if bad or (letters == CASED_RUNS and c & PROPS_M) or (not digits and c & PROPS_N):
             lim = q
             break
         bits = ((np.int64(1) << m) - 1) << q
@@ -147,6 +151,8 @@ def _classes(data, p, n, ids, props, letters, digits):
         if c & PROPS_L or (letters == WITH_MARKS and c & PROPS_M):
             if letters == CASED_RUNS and c & PROPS_LOWER:
                 lower |= bits
+            elif letters == CASED_RUNS and c & PROPS_CASELESS:
+                caseless |= bits
             else:
                 upper |= bits
         elif c & PROPS_N:
@@ -157,7 +163,8 @@ def _classes(data, p, n, ids, props, letters, digits):
     if stray != 0:
         lim = trailing_zeros(stray)
     valid = _below(lim)
-    return upper & valid, lower & valid, digit & valid, ws & valid, lim, tails & valid
+    return upper & valid, lower & valid, caseless & valid, digit & valid, ws & valid, lim, \
+        tails & valid
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -172,7 +179,7 @@ def _gpt2_window(data, p, n, final, ids, props):
     does its last character when a non-W follows (given back by the lookahead), which is how
     that space joins the next run; ``'s|'t|...``: an apostrophe that starts a chunk and is
     followed by one of them makes that chunk, and a chunk starts after it."""
-    upper, lower, digit, ws, lim, tails = _classes(data, p, n, ids, props, PLAIN, True)
+    upper, lower, _, digit, ws, lim, tails = _classes(data, p, n, ids, props, PLAIN, True)
     letter = upper | lower
     known_end = final and lim == n
     valid = _below(lim)
@@ -183,14 +190,17 @@ def _gpt2_window(data, p, n, final, ids, props):
     last_ws = _leads(ws & _next(solid), tails)  # the last W of a run a non-W follows
     starts = (solid & ~same & ~(space << 1)) | (ws & ~(ws << 1)) | last_ws | 1
     ready = lim if known_end else lim - 2
-    return _contractions(data, p, starts, starts, lim, known_end, ready, False, 0)
+    return _contractions(data, p, starts, starts, lim, known_end, ready, False, 0, 0)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _contractions(data, p, starts, at, lim, known_end, ready, icase, joins):
+def _contractions(data, p, starts, at, lim, known_end, ready, icase, joins, fresh):
     """``(starts, ready)`` with a contraction made at each apostrophe of ``at`` (in order) that
     has one: no start inside it (nor at it, when it ``joins`` the chunk before), one after
-    it. ``ready`` stops at the first apostrophe that cannot be decided in the window."""
+    it. ``ready`` stops at the first apostrophe that cannot be decided in the window, and
+    after the start that follows a contraction when a byte of ``fresh`` is there (the cased
+    rules' caseless letters: the case starts after it were read across the contraction's
+    letters, so a window that starts there decides them)."""
     quotes = at & range_mask(data, p, 39, 39) & _below(lim)
     while quotes != 0:
         q = trailing_zeros(quotes)
@@ -204,6 +214,8 @@ def _contractions(data, p, starts, at, lim, known_end, ready, icase, joins):
                 starts |= np.int64(1) << (q + m)
                 if joins:  # a contraction ends a chunk: what follows takes none
                     quotes &= ~(np.int64(1) << (q + m))
+                if (fresh >> (q + m)) & 1:
+                    return starts, min(ready, q + m + 1)
     return starts, ready
 
 
@@ -229,6 +241,35 @@ def _fill(seeds, run):
     return (((run + seeds) ^ run) & run) | seeds
 
 
+@njit(nogil=True, cache=True, _nrt=False, inline="always")
+def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts):
+    r"""``(starts, ready)`` with the chunk starts inside letter runs of the cased patterns
+    (``U*D+|U+D*``, U ``[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]``, D ``[\p{Ll}\p{Lm}\p{Lo}\p{M}]``;
+    marks never reach here): a run's chunks start only at capitals (``upper``), where either
+    - the nearest letter before that is not ``caseless`` is small: the D part of a chunk has
+      begun, and it takes small and caseless letters up to the next capital; or
+    - a caseless letter is just before it and capitals alone run from it to the letter run's
+      end: with no small letter left, ``U*D+`` ends at the last caseless letter (its D part)
+      and the capitals after it are ``U+`` of their own. A capital whose run the window cuts
+      is not decided: ``ready`` stops before it.
+    The first rule reads letters before the capital as one chunk's; where a contraction (o200k's
+    suffix) ends a chunk inside a letter run and a caseless letter follows, ``_contractions``
+    stops ``ready`` there."""
+    small = _fill(lower, lower | caseless)  # a D part, from its first small letter on
+    starts |= upper & (small << 1)
+    after = upper & (caseless << 1) & ~(small << 1)
+    while after != 0:
+        q = trailing_zeros(after)
+        after &= after - 1
+        rest = ~upper & ~_below(q)
+        e = 64 if rest == 0 else trailing_zeros(rest)  # the first letter after its capitals
+        if e >= lim and not known_end:
+            return starts, min(ready, q)
+        if e >= lim or not (letter >> e) & 1:
+            starts |= np.int64(1) << q
+    return starts, ready
+
+
 @njit(nogil=True, cache=True, _nrt=False)
 def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
     r"""``(starts, ready)`` as :func:`_gpt2_window` gives them, for the patterns of cl100k's
@@ -248,15 +289,18 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
     character when a non-W follows. Contractions: ``STANDALONE``, at an apostrophe that starts
     a chunk; ``SUFFIX``, at an apostrophe after a letter, which then joins that letter's
     chunk."""
-    upper, lower, digit, ws, lim, tails = _classes(data, p, n, ids, props, letters, False)
+    upper, lower, caseless, digit, ws, lim, tails = _classes(data, p, n, ids, props, letters,
+                                                            False)
     cased = letters == CASED_RUNS
-    letter = upper | lower
+    letter = upper | lower | caseless
     known_end = final and lim == n
     valid = _below(lim)
     space = range_mask(data, p, 32, 32) & valid
     nl = (range_mask(data, p, 10, 10) | range_mask(data, p, 13, 13)) & valid
     other = valid & ~(letter | digit | ws)
-    tailset = nl | (range_mask(data, p, 47, 47) & valid if cased else np.int64(0))
+    # branch-free: the mask under a conditional made the whole window 1.7x slower (o200k on
+    # ASCII text, 2026-12-07)
+    tailset = nl | (range_mask(data, p, 47, 47) & valid & -np.int64(cased))
     held = _fill(nl & (other << 1), tailset)  # the NLs (and slashes) after an O run
     other &= ~held
     ws &= ~held
@@ -265,8 +309,10 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
     lone = other & ~(other << 1) & ~(space << 1) & ~tails  # an O that starts a chunk alone
     takes = (_fill(tails & (lone << 1), tails) | lone | blank) & _next(letter)  # taken by L
     starts = (letter & ~(letter << 1) & ~(takes << 1)) | (other & ~(other << 1) & ~(space << 1))
+    ready = lim if known_end else lim - 2
     if cased:
-        starts |= upper & (lower << 1)
+        starts, ready = _case_starts(upper, lower, caseless, letter, lim, known_end, ready,
+                                     starts)
     runs = digit & ~(digit << 1)
     starts |= runs
     if group == 1:
@@ -278,7 +324,6 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
             starts |= runs
             runs = (runs << 3) & full
     starts |= (ws & ~(ws << 1)) | _leads(blank & _next(solid), tails) | 1
-    ready = lim if known_end else lim - 2
     if not known_end and (ws >> (lim - 1)) & 1:  # a W run the window cuts: its start only
         gaps = ~ws & valid
         ready = min(ready, 1 if gaps == 0 else 65 - leading_zeros(gaps))
@@ -291,9 +336,10 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
         if c >= lim or not (nl >> c) & 1:
             starts |= np.int64(1) << q
     if contractions == STANDALONE:
-        return _contractions(data, p, starts, starts, lim, known_end, ready, True, 0)
+        return _contractions(data, p, starts, starts, lim, known_end, ready, True, 0, 0)
     if contractions == SUFFIX:
-        return _contractions(data, p, starts, letter << 1, lim, known_end, ready, True, 1)
+        return _contractions(data, p, starts, letter << 1, lim, known_end, ready, True, 1,
+                             caseless)
     return starts, ready
 
 

@@ -90,6 +90,37 @@ def test_rule_streaming_holds_what_may_change(name, text, pad):
         assert got[0] == got[1], (raw, cut)
 
 
+# Letter runs of the cased rules (o200k, tekken): capitals (Lu, Lt), small letters (Ll),
+# caseless letters (Lo, Lm: either case to ``U*D+|U+D*``) of 1 to 4 bytes, marks, and what
+# ends a run.
+CASED = [n for n in NAMES if n in ("o200k", "tekken")]
+RUN_LETTERS = list("AaBb") + ["Ω", "ж", "ǅ", "中", "ʰ", "ー", "𠀀", "́", "ا"]
+runs = st.lists(st.sampled_from(RUN_LETTERS + list(" '.1/\n") + ["'s"]), max_size=120).map(
+    "".join)
+
+
+@pytest.mark.parametrize("name", CASED)
+@given(docs=st.lists(runs, min_size=1, max_size=4))
+@settings(max_examples=1500, deadline=None)
+@example(docs=["中A", "中AB ", "中ABc", "a中B", "A中B中", "aB中C", "AbC中D", "中A's", "ʰAB!",
+               "中" * 30 + "A" * 10, "x" * 60 + "中ABCDEFGH", "x" * 60 + "中ABCDEFGh",
+               "A" * 29 + "ΩΩΩΩΩ's中" + "A" * 12 + "ΩΩΩж", "x's中A b", "x'S中Aa"])
+def test_cased_rule_on_caseless_letters(name, docs):
+    """Caseless letters inside cased letter runs: the rule's chunks are the interpreter's and
+    the ``regex`` module's."""
+    data, offsets = batch([d.encode() for d in docs])
+    got = split_with(program(name), data, offsets)
+    assert got == split_with(interpreted(name), data, offsets)
+    assert np.diff(got[1]).tolist() == [len(regex.findall(PATTERNS[name], d)) for d in docs]
+
+
+@pytest.mark.parametrize("name", CASED)
+@given(text=runs, pad=st.integers(0, 70))
+@settings(max_examples=150, deadline=None)
+def test_cased_rule_streaming_on_caseless_letters(name, text, pad):
+    test_rule_streaming_holds_what_may_change.hypothesis.inner_test(name, text, pad)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_rule_on_long_runs_and_window_edges(name):
     texts = ["a" * 200, " " * 130 + "b", "1" * 100, "!" * 70 + "'s", "\n" * 65 + "x",
