@@ -110,11 +110,11 @@ def _classes(data, p, n, ids, props, letters, digits):
     when ``letters`` is ``WITH_MARKS``), digits (``\p{N}``) and ``\s``, every byte of a
     character marked, up to ``lim``: the window's end, or its first byte of ill-formed UTF-8,
     of a character the window cuts, of a digit that is not ASCII unless ``digits`` (rules that
-    count digits count bytes) or, for ``CASED_RUNS``, of a mark (``\p{M}``: o200k's letter
-    runs take marks as either case, but so does its ``[^\s\p{L}\p{N}]+`` run). Letters are
-    ``upper`` (``Lu``, ``Lt``), ``lower`` (``Ll``) or ``caseless`` (``Lm``, ``Lo``: either
-    case to o200k's letter runs) for ``CASED_RUNS``; else all are ``upper`` but ASCII small
-    ones.
+    count digits count bytes) or, for ``CASED_RUNS``, of a mark that does not follow a letter
+    (``\p{M}``: o200k's letter runs take marks as either case, but so does its
+    ``[^\s\p{L}\p{N}]+`` run). Letters are ``upper`` (``Lu``, ``Lt``), ``lower`` (``Ll``) or
+    ``caseless`` (``Lm``, ``Lo``, and marks after a letter: either case to o200k's letter
+    runs) for ``CASED_RUNS``; else all are ``upper`` but ASCII small ones.
     ``tails``: the bytes that continue a character. ASCII is classified by byte ranges 64 at a
     time; other characters one by one, by their class id's Unicode properties (``ids``: the
     program's class of each code point, ``props``: each class's properties; only these two
@@ -143,15 +143,20 @@ def _classes(data, p, n, ids, props, letters, digits):
         leads &= leads - 1
         cp, m, bad = _window_char(data, p + q, p + n, tails >> q)
         c = props[ids[cp]]
-        if bad or (letters == CASED_RUNS and c & PROPS_M) or (not digits and c & PROPS_N):
+        # a mark after a letter continues its run, as a caseless letter would (o200k: both
+        # U and D hold marks); other marks may join a [^\s\p{L}\p{N}]+ run instead
+        mark_in_run = letters == CASED_RUNS and c & PROPS_M and q > 0 and \
+            ((upper | lower | caseless) >> (q - 1)) & 1
+        if bad or (letters == CASED_RUNS and c & PROPS_M and not mark_in_run) or \
+                (not digits and c & PROPS_N):
             lim = q
             break
         bits = ((np.int64(1) << m) - 1) << q
         covered |= bits
-        if c & PROPS_L or (letters == WITH_MARKS and c & PROPS_M):
+        if c & PROPS_L or (letters != PLAIN and c & PROPS_M):
             if letters == CASED_RUNS and c & PROPS_LOWER:
                 lower |= bits
-            elif letters == CASED_RUNS and c & PROPS_CASELESS:
+            elif letters == CASED_RUNS and c & (PROPS_CASELESS | PROPS_M):
                 caseless |= bits
             else:
                 upper |= bits
@@ -245,7 +250,8 @@ def _fill(seeds, run):
 def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts):
     r"""``(starts, ready)`` with the chunk starts inside letter runs of the cased patterns
     (``U*D+|U+D*``, U ``[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]``, D ``[\p{Ll}\p{Lm}\p{Lo}\p{M}]``;
-    marks never reach here): a run's chunks start only at capitals (``upper``), where either
+    marks after a letter come as caseless, others never reach here): a run's chunks start only
+    at capitals (``upper``), where either
     - the nearest letter before that is not ``caseless`` is small: the D part of a chunk has
       begun, and it takes small and caseless letters up to the next capital; or
     - a caseless letter is just before it and capitals alone run from it to the letter run's

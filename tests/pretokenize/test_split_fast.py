@@ -104,7 +104,9 @@ runs = st.lists(st.sampled_from(RUN_LETTERS + list(" '.1/\n") + ["'s"]), max_siz
 @settings(max_examples=1500, deadline=None)
 @example(docs=["中A", "中AB ", "中ABc", "a中B", "A中B中", "aB中C", "AbC中D", "中A's", "ʰAB!",
                "中" * 30 + "A" * 10, "x" * 60 + "中ABCDEFGH", "x" * 60 + "中ABCDEFGh",
-               "A" * 29 + "ΩΩΩΩΩ's中" + "A" * 12 + "ΩΩΩж", "x's中A b", "x'S中Aa"])
+               "A" * 29 + "ΩΩΩΩΩ's中" + "A" * 12 + "ΩΩΩж", "x's中A b", "x'S中Aa",
+               "a\u0301B", "A\u0301B ", "!!\u0301a", " !\u0301a", "!\u0301!", "x's\u0301A",
+               "1\u0301A", "\u0301\u0301Ab", "हिन्दी भाषा", "ภาษาไทย", "Ä\u0308\u0301BC d"])
 def test_cased_rule_on_caseless_letters(name, docs):
     """Caseless letters inside cased letter runs: the rule's chunks are the interpreter's and
     the ``regex`` module's."""
