@@ -123,6 +123,34 @@ def test_cased_rule_streaming_on_caseless_letters(name, text, pad):
     test_rule_streaming_holds_what_may_change.hypothesis.inner_test(name, text, pad)
 
 
+# Letter runs longer than a window (words of scripts without spaces, long identifiers): the
+# windows go on inside them, carrying a cased rule's state.
+long_runs = st.lists(st.tuples(st.lists(st.sampled_from(RUN_LETTERS[:-2] + ["é", "ß", "ก",
+                                                                          "\u0e34"]),
+                                        min_size=1, max_size=90).map("".join),
+                               st.sampled_from([" ", ".", "'s", "\n", "1", "\u0301", "!!", ""])),
+                     max_size=5).map(lambda ws: "".join(w + s for w, s in ws))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(docs=st.lists(long_runs, min_size=1, max_size=3))
+@settings(max_examples=600, deadline=None)
+@example(docs=["a" * 100 + "中" * 30 + "A" + "b", "a" * 70 + "中" * 30 + "AB c", "中" * 40 + "A",
+               "A" * 90 + "b", "ก" * 30 + "\u0e34" * 3 + "A" * 40])
+def test_rule_on_letter_runs_longer_than_a_window(name, docs):
+    data, offsets = batch([d.encode() for d in docs])
+    got = split_with(program(name), data, offsets)
+    assert got == split_with(interpreted(name), data, offsets)
+    assert np.diff(got[1]).tolist() == [len(regex.findall(PATTERNS[name], d)) for d in docs]
+
+
+@pytest.mark.parametrize("name", CASED + ["cl100k"])
+@given(text=long_runs, pad=st.integers(0, 70))
+@settings(max_examples=60, deadline=None)
+def test_rule_streaming_on_letter_runs_longer_than_a_window(name, text, pad):
+    test_rule_streaming_holds_what_may_change.hypothesis.inner_test(name, text, pad)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_rule_on_long_runs_and_window_edges(name):
     texts = ["a" * 200, " " * 130 + "b", "1" * 100, "!" * 70 + "'s", "\n" * 65 + "x",
