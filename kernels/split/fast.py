@@ -16,9 +16,8 @@ leaves to the interpreter (ill-formed UTF-8, a character the window cuts, and a 
 per rule). A start at ``q`` is final when its rule read nothing past ``q + 2`` (``q < lim -
 2``; a rule stops earlier where it needs to), or anywhere when the text is known to end at
 ``lim``; the last final start is where the next window begins, so no chunk is ever cut short
-by a window's edge. Where one letter run fills a window, the next window goes on inside it
-(:func:`_resume`); where a window decides nothing else (another kind of chunk fills it, or
-its first character is left to the interpreter), the interpreter takes that chunk.
+by a window's edge. Where a window decides nothing (one chunk fills it, or its first
+character is left to the interpreter), the interpreter takes that chunk.
 
 :func:`split_some` is the one entry point: the encoder, :func:`split_batch` and training's
 chunk counts call it.
@@ -111,11 +110,11 @@ def _classes(data, p, n, ids, props, letters, digits):
     when ``letters`` is ``WITH_MARKS``), digits (``\p{N}``) and ``\s``, every byte of a
     character marked, up to ``lim``: the window's end, or its first byte of ill-formed UTF-8,
     of a character the window cuts, of a digit that is not ASCII unless ``digits`` (rules that
-    count digits count bytes) or, for ``CASED_RUNS``, of a mark that does not follow a letter
-    (``\p{M}``: o200k's letter runs take marks as either case, but so does its
-    ``[^\s\p{L}\p{N}]+`` run). Letters are ``upper`` (``Lu``, ``Lt``), ``lower`` (``Ll``) or
-    ``caseless`` (``Lm``, ``Lo``, and marks after a letter: either case to o200k's letter
-    runs) for ``CASED_RUNS``; else all are ``upper`` but ASCII small ones.
+    count digits count bytes) or, for ``CASED_RUNS``, of a mark (``\p{M}``: o200k's letter
+    runs take marks as either case, but so does its ``[^\s\p{L}\p{N}]+`` run). Letters are
+    ``upper`` (``Lu``, ``Lt``), ``lower`` (``Ll``) or ``caseless`` (``Lm``, ``Lo``: either
+    case to o200k's letter runs) for ``CASED_RUNS``; else all are ``upper`` but ASCII small
+    ones.
     ``tails``: the bytes that continue a character. ASCII is classified by byte ranges 64 at a
     time; other characters one by one, by their class id's Unicode properties (``ids``: the
     program's class of each code point, ``props``: each class's properties; only these two
@@ -144,20 +143,15 @@ def _classes(data, p, n, ids, props, letters, digits):
         leads &= leads - 1
         cp, m, bad = _window_char(data, p + q, p + n, tails >> q)
         c = props[ids[cp]]
-        # a mark after a letter continues its run, as a caseless letter would (o200k: both
-        # U and D hold marks); other marks may join a [^\s\p{L}\p{N}]+ run instead
-        mark_in_run = letters == CASED_RUNS and c & PROPS_M and q > 0 and \
-            ((upper | lower | caseless) >> (q - 1)) & 1
-        if bad or (letters == CASED_RUNS and c & PROPS_M and not mark_in_run) or \
-                (not digits and c & PROPS_N):
+        if bad or (letters == CASED_RUNS and c & PROPS_M) or (not digits and c & PROPS_N):
             lim = q
             break
         bits = ((np.int64(1) << m) - 1) << q
         covered |= bits
-        if c & PROPS_L or (letters != PLAIN and c & PROPS_M):
+        if c & PROPS_L or (letters == WITH_MARKS and c & PROPS_M):
             if letters == CASED_RUNS and c & PROPS_LOWER:
                 lower |= bits
-            elif letters == CASED_RUNS and c & (PROPS_CASELESS | PROPS_M):
+            elif letters == CASED_RUNS and c & PROPS_CASELESS:
                 caseless |= bits
             else:
                 upper |= bits
@@ -175,11 +169,9 @@ def _classes(data, p, n, ids, props, letters, digits):
 
 @njit(nogil=True, cache=True, _nrt=False)
 def _gpt2_window(data, p, n, final, ids, props):
-    r"""``(starts, ready, resume, small)`` of GPT-2's pattern in ``data[p:p + n]`` (``n <=
-    64``, 64 bytes readable), ``p`` a chunk start: the chunk start bits, of which those below
-    ``ready`` are final, and where a next window may go on inside the first chunk when it
-    decides none (:func:`_resume`; ``small`` is False: no case here); ``final``: the text
-    ends at ``p + n``.
+    r"""``(starts, ready)`` of GPT-2's pattern in ``data[p:p + n]`` (``n <= 64``, 64 bytes
+    readable), ``p`` a chunk start: the chunk start bits, of which those below ``ready`` are
+    final; ``final``: the text ends at ``p + n``.
 
     Rules, by the branch that makes them (L letters, N digits, W ``\s``, O the rest):
     ``' ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+'``: a run of L, N or O starts a chunk, unless a
@@ -198,8 +190,7 @@ def _gpt2_window(data, p, n, final, ids, props):
     last_ws = _leads(ws & _next(solid), tails)  # the last W of a run a non-W follows
     starts = (solid & ~same & ~(space << 1)) | (ws & ~(ws << 1)) | last_ws | 1
     ready = lim if known_end else lim - 2
-    starts, ready = _contractions(data, p, starts, starts, lim, known_end, ready, False, 0, 0)
-    return starts, ready, _resume(starts, ready, letter, tails, n, known_end), False
+    return _contractions(data, p, starts, starts, lim, known_end, ready, False, 0, 0)
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
@@ -251,25 +242,10 @@ def _fill(seeds, run):
 
 
 @njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _resume(starts, ready, letter, tails, n, known_end):
-    """Where a window that decides no start goes on, 0 for nowhere: when its first chunk is a
-    letter run that passes ``ready``, its last character below ``ready`` that a letter
-    precedes. The pattern's letter run from there ends where that chunk's does (a letter
-    cannot take a prefix, and a window carries the case rules' state, :func:`_case_starts`),
-    and so does what follows, so a window there decides them: a long chunk (a word of a
-    script without spaces, a long identifier) costs windows, not the interpreter."""
-    if starts & _below(ready) & ~np.int64(1) != 0 or (known_end and ready == n):
-        return 0
-    run = letter & (letter << 1) & ~tails & _below(ready) & ~np.int64(1)
-    return 0 if run == 0 else 63 - leading_zeros(run)
-
-
-@njit(nogil=True, cache=True, _nrt=False, inline="always")
-def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts, small_before):
+def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts):
     r"""``(starts, ready)`` with the chunk starts inside letter runs of the cased patterns
     (``U*D+|U+D*``, U ``[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]``, D ``[\p{Ll}\p{Lm}\p{Lo}\p{M}]``;
-    marks after a letter come as caseless, others never reach here): a run's chunks start only
-    at capitals (``upper``), where either
+    marks never reach here): a run's chunks start only at capitals (``upper``), where either
     - the nearest letter before that is not ``caseless`` is small: the D part of a chunk has
       begun, and it takes small and caseless letters up to the next capital; or
     - a caseless letter is just before it and capitals alone run from it to the letter run's
@@ -278,10 +254,8 @@ def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts, 
       is not decided: ``ready`` stops before it.
     The first rule reads letters before the capital as one chunk's; where a contraction (o200k's
     suffix) ends a chunk inside a letter run and a caseless letter follows, ``_contractions``
-    stops ``ready`` there. ``small_before``: the window goes on inside a chunk (:func:`_resume`)
-    whose D part has begun, so its first letter is in it."""
-    seeds = lower | ((lower | caseless) & np.int64(small_before))  # bit 0 when small_before
-    small = _fill(seeds, lower | caseless)  # a D part, from its first small letter on
+    stops ``ready`` there."""
+    small = _fill(lower, lower | caseless)  # a D part, from its first small letter on
     starts |= upper & (small << 1)
     after = upper & (caseless << 1) & ~(small << 1)
     while after != 0:
@@ -297,8 +271,8 @@ def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts, 
 
 
 @njit(nogil=True, cache=True, _nrt=False)
-def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions, small):
-    r"""``(starts, ready, resume, small)`` as :func:`_gpt2_window` gives them, for the patterns of cl100k's
+def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions):
+    r"""``(starts, ready)`` as :func:`_gpt2_window` gives them, for the patterns of cl100k's
     family: cl100k (Llama 3) and Qwen 2 (``group`` digits a chunk: 3 or 1, contractions
     ``STANDALONE``), Qwen 3.5 (marks are letters: ``letters`` ``WITH_MARKS``), o200k (Llama
     4) and Tekken (``CASED_RUNS`` and a slash in the O tail, contractions as a ``SUFFIX`` or
@@ -314,8 +288,7 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions, 
     starts one, and so do the character after its last NL when W follows, and its last
     character when a non-W follows. Contractions: ``STANDALONE``, at an apostrophe that starts
     a chunk; ``SUFFIX``, at an apostrophe after a letter, which then joins that letter's
-    chunk. ``small`` (the cased rules): ``p`` is inside a chunk whose D part has begun
-    (:func:`_resume`); the same for the window at ``resume``, returned."""
+    chunk."""
     upper, lower, caseless, digit, ws, lim, tails = _classes(data, p, n, ids, props, letters,
                                                             False)
     cased = letters == CASED_RUNS
@@ -339,7 +312,7 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions, 
     ready = lim if known_end else lim - 2
     if cased:
         starts, ready = _case_starts(upper, lower, caseless, letter, lim, known_end, ready,
-                                     starts, small)
+                                     starts)
     runs = digit & ~(digit << 1)
     starts |= runs
     if group == 1:
@@ -363,12 +336,11 @@ def _cl100k_window(data, p, n, final, ids, props, group, letters, contractions, 
         if c >= lim or not (nl >> c) & 1:
             starts |= np.int64(1) << q
     if contractions == STANDALONE:
-        starts, ready = _contractions(data, p, starts, starts, lim, known_end, ready, True, 0, 0)
-    elif contractions == SUFFIX:
-        starts, ready = _contractions(data, p, starts, letter << 1, lim, known_end, ready, True,
-                                      1, caseless)
-    resume = _resume(starts, ready, letter, tails, n, known_end)
-    return starts, ready, resume, small or lower & _below(resume) != 0
+        return _contractions(data, p, starts, starts, lim, known_end, ready, True, 0, 0)
+    if contractions == SUFFIX:
+        return _contractions(data, p, starts, letter << 1, lim, known_end, ready, True, 1,
+                             caseless)
+    return starts, ready
 
 
 @njit(nogil=True, cache=True, _nrt=False)
@@ -382,27 +354,19 @@ def split_some(data, p, end, program, final, ends, k, most):
     ids, props = program[0], program[ID_PROPS]  # all a window reads of the program
     while k < most and p < end:
         if rule != NO_RULE and p + WINDOW <= len(data):
-            w = p  # the window's start: p, or inside p's chunk (a letter run: _resume)
-            small = False
-            while True:
-                n = min(WINDOW, end - w)
-                ends_here = final and n == end - w  # the text ends in this window
-                if rule == GPT2_RULE:
-                    starts, ready, resume, small = _gpt2_window(data, w, n, ends_here, ids,
-                                                                props)
-                else:
-                    starts, ready, resume, small = _cl100k_window(
-                        data, w, n, ends_here, ids, props, GROUP[rule], LETTERS[rule],
-                        CONTRACTIONS[rule], small)
-                if resume == 0 or w + resume + WINDOW > len(data):
-                    break
-                w += resume
+            n = min(WINDOW, end - p)
+            ends_here = final and n == end - p  # the text ends in this window
+            if rule == GPT2_RULE:
+                starts, ready = _gpt2_window(data, p, n, ends_here, ids, props)
+            else:
+                starts, ready = _cl100k_window(data, p, n, ends_here, ids, props, GROUP[rule],
+                                               LETTERS[rule], CONTRACTIONS[rule])
             bits = starts & _below(ready) & ~np.int64(1)
             whole = ends_here and ready == n  # the window's last chunk ends at the text's end
             if bits != 0 or whole:
                 last = p
                 while bits != 0 and k < most:
-                    last = w + trailing_zeros(bits)
+                    last = p + trailing_zeros(bits)
                     bits &= bits - 1
                     ends[k] = last
                     k += 1
