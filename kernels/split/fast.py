@@ -262,7 +262,7 @@ def _case_starts(upper, lower, caseless, letter, lim, known_end, ready, starts):
         q = trailing_zeros(after)
         after &= after - 1
         rest = ~upper & ~_below(q)
-        e = 64 if rest == 0 else trailing_zeros(rest)  # the first letter after its capitals
+        e = 64 if rest == 0 else trailing_zeros(rest)  # the first byte after its capitals
         if e >= lim and not known_end:
             return starts, min(ready, q)
         if e >= lim or not (letter >> e) & 1:
