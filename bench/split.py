@@ -21,18 +21,23 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+import pyarrow.parquet as pq
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UDHR = os.path.join(REPO, "..", "shared", "data", "udhr", "udhr.jsonl.xz")
 UDHR_COPIES = 200
 
 
-def _inputs(files, langs):
-    """``(label, list of bytes)`` of each input."""
-    import pyarrow.parquet as pq
+def split_inputs(files, langs, copies=UDHR_COPIES, first_docs=None):
+    """``(label, list of bytes)`` of each input: each Parquet file's ASCII documents and its
+    others (``first_docs``: only the first ones of its first row group), each UDHR language's
+    records ``copies`` times. Also ``tools/split_instructions.py``'s inputs."""
     out = []
     for path in files:
-        docs = [s.encode() for s in pq.read_table(path, columns=["text"]).column("text")
-                .to_pylist() if s]
+        table = pq.read_table(path, columns=["text"]) if first_docs is None else \
+            pq.ParquetFile(path).read_row_group(0, columns=["text"]).slice(0, first_docs)
+        docs = [s.encode() for s in table.column("text").to_pylist() if s]
         name = os.path.basename(path)
         out.append((f"{name} ASCII documents", [d for d in docs if d.isascii()]))
         out.append((f"{name} other documents", [d for d in docs if not d.isascii()]))
@@ -41,23 +46,30 @@ def _inputs(files, langs):
             rows = [json.loads(line) for line in f]
         for lang in langs:
             docs = [r["text"].encode() for r in rows if r["bcp47"] == lang and r["text"]]
-            out.append((f"UDHR {lang}", docs * UDHR_COPIES))
+            out.append((f"UDHR {lang}", docs * copies))
     return out
+
+
+def split_arrays_of(docs):
+    """``(data, offsets, ends, chunk_offsets)``: ``split_batch``'s arrays for ``docs``, the
+    outputs touched, so that no timed or counted call pays their page faults."""
+    offsets = np.zeros(len(docs) + 1, np.int64)
+    np.cumsum([len(d) for d in docs], out=offsets[1:])
+    data = np.frombuffer(b"".join(docs) + b"\0" * 64, np.uint8)
+    ends = np.empty(int(offsets[-1]) + 1, np.int64)
+    ends.fill(0)
+    return data, offsets, ends, np.zeros(len(offsets), np.int64)
 
 
 def child(args):
     """Time the split of each input with each pattern; print one JSON line each."""
-    import numpy as np
+    # here, not at the top: the package measured is the tree's (this process's PYTHONPATH),
+    # and the driver, which runs every tree, loads none
     from corpustok.kernels.split.fast import split_batch
     from corpustok.pretokenize.patterns import program
 
-    for label, docs in _inputs(args.files, args.udhr):
-        offsets = np.zeros(len(docs) + 1, np.int64)
-        np.cumsum([len(d) for d in docs], out=offsets[1:])
-        data = np.frombuffer(b"".join(docs) + b"\0" * 64, np.uint8)
-        ends = np.empty(int(offsets[-1]) + 1, np.int64)
-        ends.fill(0)  # touched before the timed calls: no page faults in them
-        chunk_offsets = np.empty(len(offsets), np.int64)
+    for label, docs in split_inputs(args.files, args.udhr):
+        data, offsets, ends, chunk_offsets = split_arrays_of(docs)
         for name in args.patterns:
             prog = program(name)
             split_batch(data, offsets[:3], prog, ends, chunk_offsets[:3])  # load or compile

@@ -1,6 +1,6 @@
 """Instructions the split alone (``split_batch``) executes a byte, counted by Valgrind's
 callgrind, per named pattern, on UDHR languages and on the first documents of a Parquet file
-(ASCII documents and the others apart): a number that does not move with the machine's load,
+(ASCII documents and the others apart; ``bench/split.py``'s inputs): a number that does not move with the machine's load,
 for comparing source trees (``bench/split.py`` times the same inputs).
 
     .venv/bin/python tools/split_instructions.py [--tree DIR ...] [--patterns cl100k,o200k]
@@ -15,8 +15,6 @@ row per input and pattern, one column per tree.
 import argparse
 import ctypes
 import glob
-import json
-import lzma
 import os
 import re
 import subprocess
@@ -24,7 +22,8 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UDHR = os.path.join(REPO, "..", "shared", "data", "udhr", "udhr.jsonl.xz")
+sys.path.insert(0, os.path.join(REPO, "bench"))
+from split import split_arrays_of, split_inputs  # noqa: E402  (bench/split.py's inputs)
 CONTROL_C = r"""
 #include <valgrind/callgrind.h>
 void count_start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS;
@@ -38,30 +37,16 @@ TOTAL = re.compile(r"^(?:summary|totals): (\d+)", re.M)
 
 def child(args):
     """The counted process: one dump per input and pattern, labelled input|pattern|bytes."""
-    import numpy as np
-    import pyarrow.parquet as pq
+    # here, not at the top: the package counted is the tree's (this process's PYTHONPATH),
+    # and the driver, which runs every tree, loads none
     from corpustok.kernels.split.fast import split_batch
     from corpustok.pretokenize.patterns import program
 
     control = ctypes.CDLL(args.control) if args.control != "-" else None
-    inputs = []
-    if args.udhr:
-        with lzma.open(UDHR, "rt", encoding="utf-8") as f:
-            rows = [json.loads(line) for line in f]
-        for lang in args.udhr.split(","):
-            inputs.append((lang, [r["text"].encode() for r in rows
-                                  if r["bcp47"] == lang and r["text"]]))
-    if args.file:
-        docs = [s.encode() for s in pq.ParquetFile(args.file).read_row_group(0, columns=["text"])
-                .column("text").to_pylist()[:args.docs] if s]
-        inputs.append(("ASCII documents", [d for d in docs if d.isascii()]))
-        inputs.append(("other documents", [d for d in docs if not d.isascii()]))
-    for label, docs in inputs:
-        offsets = np.zeros(len(docs) + 1, np.int64)
-        np.cumsum([len(d) for d in docs], out=offsets[1:])
-        data = np.frombuffer(b"".join(docs) + b"\0" * 64, np.uint8)
-        ends = np.empty(int(offsets[-1]) + 1, np.int64)
-        chunk_offsets = np.empty(len(offsets), np.int64)
+    langs = [x for x in args.udhr.split(",") if x]
+    for label, docs in split_inputs([args.file] if args.file else [], langs, copies=1,
+                                    first_docs=args.docs):
+        data, offsets, ends, chunk_offsets = split_arrays_of(docs)
         for name in args.patterns.split(","):
             prog = program(name)
             split_batch(data, offsets[:2], prog, ends, chunk_offsets[:2])  # load or compile
