@@ -104,7 +104,7 @@ def main():
     print(f"# {' '.join(sys.argv)}")
     print("input, pattern: instructions a byte in " + ", ".join(trees))
     for key in sorted(set().union(*table)):
-        print(f"{key[0]:>16} {key[1]:>7}: " +
+        print(f"{key[0]:>36} {key[1]:>7}: " +
               "  ".join(f"{t[key]:7.2f}" if key in t else "      -" for t in table))
 
 
