@@ -29,8 +29,8 @@ from corpustok.pipeline.read.inputs import STDIN_NAME, job_id_type, resolve_inpu
 from corpustok.pipeline.read.spec import DEFAULT_SHARD_BYTES, DEFAULT_SHARD_ROWS, KeepColumn
 from corpustok.pipeline.read.units import input_kind
 from corpustok.pipeline.runtime.progress import Progress
-from corpustok.pipeline.runtime.runners import (beam_options, dask_cluster, runs_here, wait,
-                                                where_it_runs)
+from corpustok.pipeline.runtime.runners import (beam_options, dask_cluster, positional_split,
+                                                runs_here, wait, where_it_runs)
 from corpustok.pipeline.runtime.startup import process_began
 from corpustok.pipeline.runtime.workers import (DEFAULT_LOCAL_MODE, available_cores,
                                                 local_workers_env)
@@ -326,7 +326,8 @@ def _tokenize(inputs, out_dir, tokenizer, spooled, begin, o: RunOptions):
                 p = beam.Pipeline(runner=runner, options=options)  # after: Dask's address
                 tokenize_to_shards(p, claim.inputs, out_dir, tokenizer, config,
                                    max_doc_bytes=o.max_doc_bytes, run_id=claim.run_id,
-                                   threads=o.threads)
+                                   threads=o.threads,
+                                   split_among=positional_split(options, runner))
                 result = p.run()
                 wait(result)
         except Exception as e:

@@ -30,6 +30,7 @@ from corpustok.pipeline.read.inputs import mapping_of, source_name
 from corpustok.pipeline.read.spec import KeepColumn, ReadSpec
 from corpustok.pipeline.read.units import plan_units, read_unit
 from corpustok.pipeline.runtime import progress
+from corpustok.pipeline.runtime.unit_order import spread_over
 from corpustok.pipeline.runtime.workers import freeze_in_local_worker
 
 NAMESPACE = "corpustok"
@@ -59,16 +60,6 @@ def plan_inputs(paths, spec: ReadSpec, columns=None):
         except READ_ERRORS as e:
             errors.append(ReadError(files.shown(path), f"{type(e).__name__}: {e}"))
     return units, errors
-
-
-def largest_first(units):
-    """The units in the order a tokenize job's workers take them: whole JSONL and text files
-    first (their size is unknown before reading, and they are a job's longest units), then
-    Parquet row groups by the size of their text, largest first, ties in input order. The last
-    units to start are then the smallest, and the workers finish together: in input order, a
-    1 GB job's largest row group came last and left one of two workers idle for 1.9 of its
-    14 s (2026-12-06). Shards and manifests do not depend on the order."""
-    return sorted(units, key=lambda u: (u.kind == "parquet", -u.text_bytes))
 
 
 def job_read_spec(config: TokenizeConfig) -> ReadSpec:
@@ -270,12 +261,15 @@ class WriteRunManifest(beam.PTransform):
 
 
 def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig, *,
-                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, run_id=None, threads=1):
+                       max_doc_bytes=DEFAULT_MAX_DOC_BYTES, run_id=None, threads=1,
+                       split_among=None):
     """The whole tokenize job on a pipeline: ``Create`` of the planned units, one
     :class:`ShardUnits` step (read, tokenize, write shards), then the run manifest: a shape
     every runner computes whole (a single terminal step that depends on every shard).
     ``tokenizer``: what :class:`Tokenize` builds its tokenizer from, the one ``config``
-    names; ``threads``: kernel threads per batch. Returns the PCollection holding the run
+    names; ``threads``: kernel threads per batch; ``split_among``: the workers a local runner
+    splits the units among by position (:func:`unit_order.spread_over`), None for a runner
+    that hands them out itself. Returns the PCollection holding the run
     manifest dict."""
     c = config
     spec = job_read_spec(c)
@@ -288,7 +282,7 @@ def tokenize_to_shards(pbegin, paths, out_dir, tokenizer, config: TokenizeConfig
                         files.filesystem_args())
     # Output type declared (what Beam infers anyway): inferring it walks the bytecode of
     # every process() the step chains, 0.05 s of each job's start (measured 2026-12-07).
-    results = pbegin | "Units" >> beam.Create(largest_first(units)) | \
+    results = pbegin | "Units" >> beam.Create(spread_over(units, split_among)) | \
         "Shards" >> beam.ParDo(shards).with_output_types(typing.Any)
     return results | "WriteRunManifest" >> WriteRunManifest(
         out_dir, c.tokenizer_sha256, c.to_dict(), run_id, paths, errors)

@@ -23,7 +23,8 @@ from corpustok.pipeline.output.layout import ENTRIES_DIR, REJECTS_DIR, RUN_MANIF
 from corpustok.pipeline.output.layout import shard_name
 from corpustok.pipeline.output.verify import verify_shards
 from corpustok.pipeline.read.spec import ReadSpec
-from corpustok.pipeline.runtime.transforms import largest_first, plan_inputs
+from corpustok.pipeline.runtime.transforms import plan_inputs
+from corpustok.pipeline.runtime.unit_order import largest_first
 from corpustok.schemas import REJECTS, TOKENS, check_run_manifest, check_table
 from tests.conftest import GPT2, shard_files
 
@@ -265,8 +266,8 @@ def test_units_are_taken_largest_first_and_the_order_changes_no_byte(corpus, inm
     files, _ = corpus
     out, _ = inmemory
     default = [f for f in files if not f.endswith("b.parquet")]
-    monkeypatch.setattr("corpustok.pipeline.runtime.transforms.largest_first",
-                        lambda units: list(reversed(largest_first(units))))
+    monkeypatch.setattr("corpustok.pipeline.runtime.transforms.spread_over",
+                        lambda units, workers: list(reversed(largest_first(units))))
     r = _run(default, str(tmp_path / "reversed"), gpt2_file)
     assert r.ok
     want = {k: v for k, v in _folder_bytes(out).items() if not k.startswith("b" + os.sep)}

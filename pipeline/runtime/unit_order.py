@@ -1,0 +1,82 @@
+"""The order in which a tokenize job hands its reading units to Beam.
+
+Two rules, neither of which changes a byte of the output (shards and manifests do not depend
+on the order):
+
+- :func:`largest_first`: whole JSONL and text files first (their size is unknown before they
+  are read, and they are a job's longest units), then Parquet row groups by the size of their
+  text, largest first. The last units to start are the smallest, so workers that take units
+  as they go finish together.
+- :func:`spread_over`: Beam's local runner does not hand units out as workers go. Before the
+  step runs, it splits the step's elements among its ``direct_num_workers`` workers by
+  position (element ``i`` to worker ``i % n``; ``fn_runner.ParallelBundleManager`` and the
+  buffers' ``partition``), and each worker runs its share in one bundle. A largest-first list
+  split that way gives the first worker the larger unit of every ``n`` (a 1 GB job of 16 row
+  groups: 520 against 485 MB of text, about 0.8 s of a 15 s run with two workers). The
+  units are therefore placed so that each worker's positions hold an equal share of the text,
+  each worker's own units still largest first. Other runners (Dask) see an order that is
+  still about largest first.
+"""
+import bisect
+
+MAX_SWAP_ROUNDS = 64  # improvements tried by spread_over (each moves text between two workers)
+
+
+def largest_first(units):
+    """The units, whole JSONL and text files first, then Parquet row groups by the size of
+    their text (``Unit.text_bytes``, from the footer), largest first, ties in input order."""
+    return sorted(units, key=lambda u: (u.kind == "parquet", -u.text_bytes))
+
+
+def spread_over(units, workers):
+    """:func:`largest_first`'s units placed for ``workers`` local workers that take element
+    ``i`` at worker ``i % workers`` (see the module docstring): the Parquet row groups are
+    shared so that the largest share of text is as small as swapping units between two
+    workers makes it (from the plain split of the largest-first order, which it never makes
+    worse), and each worker's units stay largest first. Whole files keep their places at the
+    front (their sizes are unknown). ``workers`` None or 1: :func:`largest_first`."""
+    order = largest_first(units)
+    n = workers or 1
+    head = [u for u in order if u.kind != "parquet"]
+    tail = order[len(head):]
+    if n < 2 or len(tail) <= n:
+        return order
+    owner = [(len(head) + p) % n for p in range(len(tail))]  # the worker of each tail slot
+    shares = [[] for _ in range(n)]
+    for u, w in zip(tail, owner):
+        shares[w].append(u)
+    _balance(shares)
+    rank = {id(u): k for k, u in enumerate(tail)}  # ties keep the input's order
+    queues = [iter(sorted(s, key=lambda u: (-u.text_bytes, rank[id(u)]))) for s in shares]
+    return head + [next(queues[w]) for w in owner]
+
+
+def _balance(shares):
+    """Swap units between the most loaded share and another, one pair at a time, the pair
+    that brings the two loads closest, while that lowers the larger of them; counts of units
+    per share never change. Each round O(units log units)."""
+    load = [sum(u.text_bytes for u in s) for s in shares]
+    for _ in range(MAX_SWAP_ROUNDS):
+        hi = max(range(len(shares)), key=load.__getitem__)
+        best = None  # (new larger load of the pair, share, index in hi, index in share)
+        for w, share in enumerate(shares):
+            if w == hi or load[w] >= load[hi]:
+                continue
+            sizes = sorted((u.text_bytes, k) for k, u in enumerate(share))
+            keys = [s for s, _ in sizes]
+            half = (load[hi] - load[w]) / 2  # the text a swap should move
+            for a, ua in enumerate(shares[hi]):
+                j = bisect.bisect_left(keys, ua.text_bytes - half)
+                for c in (j - 1, j):
+                    if 0 <= c < len(keys) and keys[c] < ua.text_bytes:
+                        moved = ua.text_bytes - keys[c]
+                        top = max(load[hi] - moved, load[w] + moved)
+                        if top < load[hi] and (best is None or top < best[0]):
+                            best = (top, w, a, sizes[c][1])
+        if best is None:
+            return
+        _, w, a, b = best
+        moved = shares[hi][a].text_bytes - shares[w][b].text_bytes
+        shares[hi][a], shares[w][b] = shares[w][b], shares[hi][a]
+        load[hi] -= moved
+        load[w] += moved
