@@ -104,14 +104,14 @@ def is_dask(runner):
 def positional_split(options, runner):
     """The number of workers among which Beam's local runner splits each step's elements by
     position before it runs them (element ``i`` to worker ``i % n``: ``direct_num_workers``,
-    0 meaning the machine's CPU count, as Beam reads it), or None for any other runner, which hands
+    0 meaning the machine's CPU count and unset one, as Beam reads it), or None for any other runner, which hands
     elements out its own way (see :mod:`corpustok.pipeline.runtime.unit_order`)."""
     if runner is None or is_dask(runner):
         return None
     # here: Beam loads only when a job runs (see the top)
     from apache_beam.options.pipeline_options import DirectOptions
     n = options.view_as(DirectOptions).direct_num_workers
-    return n or multiprocessing.cpu_count()
+    return multiprocessing.cpu_count() if n == 0 else (n or 1)
 
 
 def runs_here(options, runner):

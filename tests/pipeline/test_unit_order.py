@@ -1,7 +1,8 @@
 """The order a job hands its units to Beam (``pipeline/runtime/unit_order.py``): Beam's local
 runner really splits a step's elements among its workers by position, and ``spread_over``
 places the units so that each worker's positions hold an even share of the text."""
-import threading
+import multiprocessing
+import os
 import uuid
 
 import apache_beam as beam
@@ -21,34 +22,35 @@ from corpustok.pipeline.runtime.unit_order import largest_first, spread_over
 GB_ROW_GROUPS = [75.5, 75.2, 71.3, 68.9, 68.2, 67.6, 67.2, 66.5, 61.6, 60.9, 60.6, 59.2, 59.1,
                  58.8, 56.8, 27.9]
 
-_SEEN = []  # (bundle, element) pairs the pipeline below records (threads of this process)
-_LOCK = threading.Lock()
-
-
 class _Record(beam.DoFn):
+    """Appends each element to a file of its bundle, in the order the bundle runs them (a
+    file: worker processes share no memory with the test)."""
+
+    def __init__(self, folder):
+        self._folder = folder
+
     def start_bundle(self):
-        self._bundle = uuid.uuid4().hex
+        self._path = os.path.join(self._folder, uuid.uuid4().hex)
 
     def process(self, element):
-        with _LOCK:
-            _SEEN.append((self._bundle, element))
+        with open(self._path, "a") as f:
+            f.write(f"{element}\n")
 
 
-@pytest.mark.parametrize("workers", [2, 3])
-def test_beams_local_runner_splits_elements_by_position(workers):
+@pytest.mark.parametrize("mode,workers", [("multi_threading", 2), ("multi_threading", 3),
+                                          ("multi_processing", 2)])
+def test_beams_local_runner_splits_elements_by_position(mode, workers, tmp_path):
     """What ``spread_over`` relies on: with ``direct_num_workers`` n, the FnApiRunner runs
-    element ``i`` of a ``Create`` in the bundle of worker ``i % n``, one bundle a worker."""
-    _SEEN.clear()
-    options = PipelineOptions(["--direct_running_mode=multi_threading",
+    element ``i`` of a ``Create`` in the bundle of worker ``i % n``, one bundle a worker, in
+    the ``Create``'s order."""
+    options = PipelineOptions([f"--direct_running_mode={mode}",
                                f"--direct_num_workers={workers}"])
     assert positional_split(options, FnApiRunner()) == workers
+    elements = [(k * 7919) % 40 for k in range(40)]  # not sorted: the order is the point
     with beam.Pipeline(runner=FnApiRunner(), options=options) as p:
-        p | beam.Create(list(range(40))) | beam.ParDo(_Record())
-    bundles = {}
-    for bundle, element in _SEEN:
-        bundles.setdefault(bundle, set()).add(element)
-    assert sorted(map(sorted, bundles.values())) == \
-        [list(range(k, 40, workers)) for k in range(workers)]
+        p | beam.Create(elements) | beam.ParDo(_Record(str(tmp_path)))
+    bundles = [[int(x) for x in f.read_text().split()] for f in tmp_path.iterdir()]
+    assert sorted(bundles) == sorted(elements[k::workers] for k in range(workers))
 
 
 def test_positional_split_of_the_job_runners():
@@ -56,6 +58,8 @@ def test_positional_split_of_the_job_runners():
     assert positional_split(options, runner) == 2
     options, runner = beam_options((), workers=None)
     assert positional_split(options, runner) == 1
+    every_core = PipelineOptions(["--direct_num_workers=0"])  # Beam: the machine's CPU count
+    assert positional_split(every_core, runner) == multiprocessing.cpu_count()
     assert positional_split(options, None) is None  # a runner Beam builds from --runner
 
 
