@@ -24,6 +24,10 @@ import time
 import numpy as np
 import pyarrow.parquet as pq
 
+# PYTHONPATH picks the tree: a child runs with the measured tree's (see main)
+from corpustok.kernels.split.fast import split_batch
+from corpustok.pretokenize.patterns import program
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UDHR = os.path.join(REPO, "..", "shared", "data", "udhr", "udhr.jsonl.xz")
 UDHR_COPIES = 200
@@ -63,11 +67,6 @@ def split_arrays_of(docs):
 
 def child(args):
     """Time the split of each input with each pattern; print one JSON line each."""
-    # here, not at the top: the package measured is the tree's (this process's PYTHONPATH),
-    # and the driver, which runs every tree, loads none
-    from corpustok.kernels.split.fast import split_batch
-    from corpustok.pretokenize.patterns import program
-
     for label, docs in split_inputs(args.files, args.udhr):
         data, offsets, ends, chunk_offsets = split_arrays_of(docs)
         for name in args.patterns:

@@ -21,9 +21,14 @@ import subprocess
 import sys
 import tempfile
 
+# PYTHONPATH picks the tree: a counted child runs with its tree's (see counts)
+from corpustok.kernels.split.fast import split_batch
+from corpustok.pretokenize.patterns import program
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 from split import split_arrays_of, split_inputs  # noqa: E402  (bench/split.py's inputs)
+
 CONTROL_C = r"""
 #include <valgrind/callgrind.h>
 void count_start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS;
@@ -37,11 +42,6 @@ TOTAL = re.compile(r"^(?:summary|totals): (\d+)", re.M)
 
 def child(args):
     """The counted process: one dump per input and pattern, labelled input|pattern|bytes."""
-    # here, not at the top: the package counted is the tree's (this process's PYTHONPATH),
-    # and the driver, which runs every tree, loads none
-    from corpustok.kernels.split.fast import split_batch
-    from corpustok.pretokenize.patterns import program
-
     control = ctypes.CDLL(args.control) if args.control != "-" else None
     langs = [x for x in args.udhr.split(",") if x]
     for label, docs in split_inputs([args.file] if args.file else [], langs, copies=1,

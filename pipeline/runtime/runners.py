@@ -103,9 +103,10 @@ def is_dask(runner):
 
 def positional_split(options, runner):
     """The number of workers among which Beam's local runner splits each step's elements by
-    position before it runs them (element ``i`` to worker ``i % n``: ``direct_num_workers``,
-    0 meaning the machine's CPU count and unset one, as Beam reads it), or None for any other runner, which hands
-    elements out its own way (see :mod:`corpustok.pipeline.runtime.unit_order`)."""
+    position before it runs them (element ``i`` to worker ``i % n``): ``direct_num_workers``,
+    0 meaning the machine's CPU count and unset meaning one, as Beam reads it; None for any
+    other runner, which hands elements out its own way (see
+    :mod:`corpustok.pipeline.runtime.unit_order`)."""
     if runner is None or is_dask(runner):
         return None
     # here: Beam loads only when a job runs (see the top)

@@ -44,41 +44,40 @@ def spread_over(units, workers):
     if n < 2 or len(tail) <= n:
         return order
     owner = [(len(head) + p) % n for p in range(len(tail))]  # the worker of each tail slot
-    shares = [[] for _ in range(n)]
-    for u, w in zip(tail, owner):
-        shares[w].append(u)
-    _balance(shares)
-    rank = {id(u): k for k, u in enumerate(tail)}  # ties keep the input's order
-    queues = [iter(sorted(s, key=lambda u: (-u.text_bytes, rank[id(u)]))) for s in shares]
-    return head + [next(queues[w]) for w in owner]
+    shares = [[] for _ in range(n)]  # positions in tail: sorted, they are largest first
+    for p, w in enumerate(owner):
+        shares[w].append(p)
+    _balance(shares, [u.text_bytes for u in tail])
+    queues = [iter(sorted(s)) for s in shares]
+    return head + [tail[next(queues[w])] for w in owner]
 
 
-def _balance(shares):
-    """Swap units between the most loaded share and another, one pair at a time, the pair
-    that brings the two loads closest, while that lowers the larger of them; counts of units
-    per share never change. Each round O(units log units)."""
-    load = [sum(u.text_bytes for u in s) for s in shares]
+def _balance(shares, size):
+    """Swap units (positions into ``size``) between the most loaded share and another, one
+    pair at a time, the pair that brings the two loads closest, while that lowers the larger
+    of them; counts of units per share never change. Each round O(units log units)."""
+    load = [sum(size[p] for p in s) for s in shares]
     for _ in range(MAX_SWAP_ROUNDS):
         hi = max(range(len(shares)), key=load.__getitem__)
         best = None  # (new larger load of the pair, share, index in hi, index in share)
         for w, share in enumerate(shares):
             if w == hi or load[w] >= load[hi]:
                 continue
-            sizes = sorted((u.text_bytes, k) for k, u in enumerate(share))
-            keys = [s for s, _ in sizes]
+            order = sorted(range(len(share)), key=lambda k: size[share[k]])
+            sizes = [size[share[k]] for k in order]
             half = (load[hi] - load[w]) / 2  # the text a swap should move
-            for a, ua in enumerate(shares[hi]):
-                j = bisect.bisect_left(keys, ua.text_bytes - half)
+            for a, pa in enumerate(shares[hi]):
+                j = bisect.bisect_left(sizes, size[pa] - half)
                 for c in (j - 1, j):
-                    if 0 <= c < len(keys) and keys[c] < ua.text_bytes:
-                        moved = ua.text_bytes - keys[c]
+                    if 0 <= c < len(sizes) and sizes[c] < size[pa]:
+                        moved = size[pa] - sizes[c]
                         top = max(load[hi] - moved, load[w] + moved)
                         if top < load[hi] and (best is None or top < best[0]):
-                            best = (top, w, a, sizes[c][1])
+                            best = (top, w, a, order[c])
         if best is None:
             return
         _, w, a, b = best
-        moved = shares[hi][a].text_bytes - shares[w][b].text_bytes
+        moved = size[shares[hi][a]] - size[shares[w][b]]
         shares[hi][a], shares[w][b] = shares[w][b], shares[hi][a]
         load[hi] -= moved
         load[w] += moved
