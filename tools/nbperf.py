@@ -129,15 +129,19 @@ def short_name(mangled):
 
 
 def samples(perf_data, window):
-    """Instruction pointers of the samples taken inside ``window`` (CLOCK_MONOTONIC s)."""
-    text = subprocess.run(["perf", "script", "-i", str(perf_data), "-F", "time,ip"],
+    """``(ips, where)`` of the samples taken inside ``window`` (CLOCK_MONOTONIC s): their
+    instruction pointers, and each one's symbol and library as perf names them (``[unknown]``
+    for the jitted code, which has no symbols)."""
+    text = subprocess.run(["perf", "script", "-i", str(perf_data), "-F", "time,ip,sym,dso"],
                           capture_output=True, text=True, check=True).stdout
-    ips = []
+    ips, where = [], {}
     for line in text.splitlines():
-        fields = line.split()
-        if len(fields) == 2 and window[0] <= float(fields[0].rstrip(":")) <= window[1]:
-            ips.append(int(fields[1], 16))
-    return ips
+        fields = line.split(None, 2)
+        if len(fields) >= 2 and window[0] <= float(fields[0].rstrip(":")) <= window[1]:
+            ip = int(fields[1], 16)
+            ips.append(ip)
+            where[ip] = fields[2].strip() if len(fields) == 3 else "?"
+    return ips, where
 
 
 def main():
@@ -170,16 +174,21 @@ def main():
         run = json.loads((out / "run.json").read_text())
         funcs = {int(a): name for a, name in run["functions"].items()}
         starts = sorted(funcs)
-        ips = samples(out / "perf.data", run["window"])
-        per_fn, per_ip = collections.Counter(), collections.Counter()
+        ips, where = samples(out / "perf.data", run["window"])
+        per_fn, per_ip, outside = (collections.Counter() for _ in range(3))
         for ip in ips:
             k = bisect.bisect_right(starts, ip) - 1
             name = funcs[starts[k]] if k >= 0 and ip - starts[k] < 65536 else "(not jitted)"
             per_fn[name] += 1
             per_ip[ip] += 1
+            if name == "(not jitted)":
+                outside[re.sub(r"\+0x[0-9a-f]+", "", where[ip])] += 1
         print(f"{len(ips)} samples, {run['mb_per_s']:.1f} MB/s in the window")
         for name, n in per_fn.most_common(20):
             print(f"  {n / len(ips):6.1%}  {short_name(name)}")
+        print("(not jitted), by symbol:")
+        for name, n in outside.most_common(12):
+            print(f"  {n / len(ips):6.1%}  {name}")
         if args.annotate:
             def window(k):  # a function's code: up to the next one's start
                 return starts[k], starts[k + 1] if k + 1 < len(starts) else starts[k] + 65536

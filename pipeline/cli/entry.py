@@ -59,7 +59,8 @@ def run():
     the process starts (:func:`start_up_collector`), then ``gc.freeze()`` as the process is
     about to end, so that Python's exit skips walking every Beam and Numba object once more
     (0.1-0.25 s); other packages' Numba extensions are not loaded
-    (:func:`skip_numba_extensions`), nor pandas and pymongo, unless a ``--runner`` is named
+    (:func:`skip_numba_extensions`), nor pandas, pymongo and (with no ``s3://`` argument)
+    boto3, unless a ``--runner`` is named
     (:func:`skip_unused_packages`); the process's environment defaults are set first
     (:func:`process_env_defaults`: numpy's OpenBLAS starts no threads, and Numba's start
     imports numpy); the process's start is noted (:func:`note_process_start`) for the

@@ -97,21 +97,30 @@ def skip_numba_extensions():
 # ``pa.array``, to recognise pandas objects) and pymongo with its bson (Beam's MongoDB
 # connector, ``apache_beam.io.mongodbio``). Each importer goes on without them.
 UNUSED_PACKAGES = ("pandas", "pymongo", "bson")
+# Beam's S3 filesystem's client where the ``s3`` extra installed it: Beam imports it at every
+# start (``apache_beam.io.filesystems`` registers every filesystem it can), 0.2-0.3 s, and
+# calls it only for ``s3://`` paths. Skipped unless an argument names one.
+S3_PACKAGES = ("boto3", "botocore", "s3transfer")
 
 
 class _Unused:
-    """A ``sys.meta_path`` finder through which :data:`UNUSED_PACKAGES` cannot be imported."""
+    """A ``sys.meta_path`` finder through which the packages it was made with cannot be
+    imported."""
+
+    def __init__(self, names):
+        self.names = frozenset(names)
 
     def find_spec(self, name, path=None, target=None):
-        if name.split(".", 1)[0] in UNUSED_PACKAGES:
+        if name.split(".", 1)[0] in self.names:
             raise ImportError(f"{name} is not loaded in corpustok's own local processes "
                               "(pipeline.runtime.startup.skip_unused_packages)")
         return None
 
 
 def skip_unused_packages(argv=()):
-    """Make :data:`UNUSED_PACKAGES` unimportable in this process, unless ``argv`` names a
-    ``--runner``.
+    """Make :data:`UNUSED_PACKAGES` unimportable in this process, and :data:`S3_PACKAGES`
+    unless an argument names an ``s3://`` path (an input, ``--out``, ``--tokenizer``, a Beam
+    option); nothing when ``argv`` names a ``--runner``.
 
     Nothing corpustok runs uses them, yet they were imported at every start: pandas 0.3-0.5
     CPU-seconds of each, pymongo and bson 0.04 (measured 2026-12-07). Their importers go on
@@ -121,10 +130,16 @@ def skip_unused_packages(argv=()):
     with what that runner may need, so they stay); never in a program
     that calls the Python API, nor in the worker processes a job starts (a tokenizer factory
     of the user's may run there). A library that does need one there fails with an
-    ImportError that names this function. Nothing changes where one is already loaded."""
+    ImportError that names this function. Nothing changes where one is already loaded, and
+    a package loaded already stays importable. Beam's S3 filesystem stays registered without
+    its client; it is not called."""
     if any(a == "--runner" or a.startswith("--runner=") for a in argv):
         return
     if any(name in sys.modules for name in UNUSED_PACKAGES):
         return
+    names = UNUSED_PACKAGES
+    if not any("s3://" in a.lower() for a in argv) and \
+            not any(name in sys.modules for name in S3_PACKAGES):
+        names += S3_PACKAGES
     if not any(isinstance(f, _Unused) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Unused())
+        sys.meta_path.insert(0, _Unused(names))

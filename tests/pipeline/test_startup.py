@@ -120,9 +120,12 @@ def test_console_script_starts_numpy_without_blas_threads():
 
 def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
     """The console script makes pandas, pymongo and bson unimportable
-    (``skip_unused_packages``): a tokenize job (Beam, pyarrow and the tokenizer loaded, shards
-    written) completes without them and prints nothing about them, and an import of one
-    fails with a message naming why; with a ``--runner`` named, they stay importable."""
+    (``skip_unused_packages``), and boto3 with botocore where no argument names an s3://
+    path: a tokenize job (Beam, pyarrow and the tokenizer loaded, shards written) completes
+    without them and prints nothing about them, and an import of one fails with a message
+    naming why; with a ``--runner`` named, they stay importable, and so does boto3 when an
+    argument names an s3:// path."""
+    pytest.importorskip("boto3")  # the test extra installs it (apache-beam[aws])
     src = tmp_path / "in.jsonl"
     src.write_text('{"id": "a", "text": "hello world"}\n{"id": "b", "text": "a second"}\n')
     code = (
@@ -131,10 +134,11 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
         f"sys.argv = ['corpustok', 'tokenize', {str(src)!r}, '--tokenizer', {str(GPT2)!r}, "
         f"'--out', {str(tmp_path / 'out')!r}, '--no-progress']\n"
         "rc = run()\n"
-        "loaded = any(m in sys.modules for m in ('pandas', 'pymongo', 'bson'))\n"
+        "loaded = any(m in sys.modules for m in ('pandas', 'pymongo', 'bson', 'boto3',\n"
+        "                                        'botocore'))\n"
         "import apache_beam.io.mongodbio as mongo\n"
         "why = []\n"
-        "for name in ('pandas', 'pymongo', 'bson'):\n"
+        "for name in ('pandas', 'pymongo', 'bson', 'boto3', 'botocore'):\n"
         "    try:\n"
         "        __import__(name)\n"
         "        why.append('imported')\n"
@@ -142,14 +146,27 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
         "        why.append('skip_unused_packages' in str(e))\n"
         "print(rc, loaded, mongo.MongoClient is None, *why)\n")
     out = _python(code)
-    assert out.stdout.split()[-6:] == ["0", "False", "True", "True", "True", "True"]
-    assert "bson" not in out.stderr and "pandas" not in out.stderr, out.stderr
+    assert out.stdout.split()[-8:] == ["0", "False", "True"] + ["True"] * 5
+    for name in ("bson", "pandas", "boto", "S3"):
+        assert name not in out.stderr, out.stderr
     kept = _python("import sys\n"
                    "from corpustok.pipeline.runtime.startup import skip_unused_packages\n"
                    "skip_unused_packages(['tokenize', 'x', '--runner', 'dask'])\n"
                    "import pandas, pymongo\n"
                    "print('pandas' in sys.modules, 'pymongo' in sys.modules)\n")
     assert kept.stdout.split() == ["True", "True"]
+    s3 = _python("import sys\n"
+                 "from corpustok.pipeline.runtime.startup import skip_unused_packages\n"
+                 "skip_unused_packages(['tokenize', 'S3://bucket/in.parquet', '--out', 'o'])\n"
+                 "import boto3, botocore\n"
+                 "from apache_beam.io.aws import s3io\n"
+                 "failed = []\n"
+                 "try:\n"
+                 "    import pandas\n"
+                 "except ImportError:\n"
+                 "    failed.append('pandas')\n"
+                 "print('boto3' in sys.modules, s3io.BOTO3_INSTALLED, *failed)\n")
+    assert s3.stdout.split() == ["True", "True", "pandas"]
 
 
 def test_the_process_start_is_known_and_noted_by_the_console_script_only():
