@@ -44,8 +44,8 @@ from corpustok.kernels.split.fast import split_some
 from corpustok.kernels.substrate import count_symbols, most_symbols
 from corpustok.kernels.unicode import HIGH_BITS
 
-BLOCK = 64  # chunks split before they are encoded
-AHEAD = 16  # chunks between the prefetch of an inline cache set and its lookup
+BLOCK = 128  # chunks split before they are encoded
+AHEAD = 32  # chunks between the prefetch of an inline cache set and its lookup
 KEY_WORDS = 6  # a chunk split ahead: its key (4 words; a fast key: 2, then its wide set
 # and whether to fetch that too), then its set's first word << 3 | GENERAL_HINT | part, then
 # its hash in the general part (line_key's up to WIDE_KEY bytes, general_hash's beyond)
