@@ -14,10 +14,11 @@ warm-up text or earlier in them), a hundred a line, each rep through a new cache
 path, as fresh text meets it. With ``--files``, the ``text`` column of those Parquet files,
 row group by row group as a job hands them over, through one cache (the warm-up is one short
 text): the mix of hits and misses of a real corpus. After the timed window the child writes
-each function's address and code bytes. Samples
-inside the window are assigned to the function whose code holds them; ``--annotate`` prints
-one function's disassembly (objdump) with each instruction's share of its samples: a load
-that waits for memory shows as a large share on the instruction after it.
+each function's address and code bytes. Samples inside the window are assigned to the
+function whose code holds them (the others are listed by the symbol perf gives them: the OS
+kernel's page zeroing, Arrow's UTF-8 check); ``--annotate`` prints one function's
+disassembly (objdump) with each instruction's share of its samples: a load that waits for
+memory shows as a large share on the instruction after it.
 
 Needs Linux ``perf`` (Debian's linux-perf) and binutils' ``objdump``.
 """
