@@ -124,8 +124,7 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
     path: a tokenize job (Beam, pyarrow and the tokenizer loaded, shards written) completes
     without them and prints nothing about them, and an import of one fails with a message
     naming why; with a ``--runner`` named, they stay importable, and so does boto3 when an
-    argument names an s3:// path."""
-    pytest.importorskip("boto3")  # the test extra installs it (apache-beam[aws])
+    argument names an s3:// path (boto3 comes with the test extra's apache-beam[aws])."""
     src = tmp_path / "in.jsonl"
     src.write_text('{"id": "a", "text": "hello world"}\n{"id": "b", "text": "a second"}\n')
     code = (
