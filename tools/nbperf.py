@@ -138,8 +138,11 @@ def samples(perf_data, window):
     ips, where = [], {}
     for line in text.splitlines():
         fields = line.split(None, 2)
-        if len(fields) >= 2 and window[0] <= float(fields[0].rstrip(":")) <= window[1]:
-            ip = int(fields[1], 16)
+        try:
+            t, ip = float(fields[0].rstrip(":")), int(fields[1], 16)
+        except (IndexError, ValueError):
+            continue  # not a sample's line
+        if window[0] <= t <= window[1]:
             ips.append(ip)
             where[ip] = fields[2].strip() if len(fields) == 3 else "?"
     return ips, where
@@ -183,11 +186,12 @@ def main():
             per_fn[name] += 1
             per_ip[ip] += 1
             if name == "(not jitted)":
-                outside[re.sub(r"\+0x[0-9a-f]+", "", where[ip])] += 1
+                outside[where[ip]] += 1
         print(f"{len(ips)} samples, {run['mb_per_s']:.1f} MB/s in the window")
         for name, n in per_fn.most_common(20):
             print(f"  {n / len(ips):6.1%}  {short_name(name)}")
-        print("(not jitted), by symbol:")
+        if outside:
+            print("(not jitted), by symbol:")
         for name, n in outside.most_common(12):
             print(f"  {n / len(ips):6.1%}  {name}")
         if args.annotate:

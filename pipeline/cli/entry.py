@@ -18,15 +18,16 @@ import sys
 
 from corpustok.pipeline.files import use_options
 from corpustok.pipeline.runtime.startup import (note_process_start, skip_numba_extensions,
-                                                skip_unused_packages, start_up_collector,
-                                                started)
+                                                skip_s3_client, skip_unused_packages,
+                                                start_up_collector, started)
 from corpustok.pipeline.runtime.workers import process_env_defaults, quiet_optional_deps
 
 
-def main(argv=None, handle_signals=False):
+def main(argv=None, handle_signals=False, console=False):
     """Entry point of the ``corpustok`` command; returns the exit code. ``handle_signals``:
-    SIGINT and SIGTERM end the process with one line (the console script; not for callers
-    that run it inside their own process)."""
+    SIGINT and SIGTERM end the process with one line; ``console``: a local job's process
+    does not load Beam's S3 client where it cannot need it (:func:`skip_s3_client`). Both
+    for the console script, not for callers that run it inside their own process."""
     process_env_defaults()  # before anything loads pyarrow: see pipeline.runtime.workers
     # Here, after it: the parser and the commands import pyarrow.
     from corpustok.pipeline.cli.args import GIVEN, build_parser
@@ -40,6 +41,8 @@ def main(argv=None, handle_signals=False):
         quiet_optional_deps()
     if extra and not args.beam_args:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if console:
+        skip_s3_client(args, sys.argv[1:] if argv is None else list(argv))
     if handle_signals:
         on_interrupt(args.command, args.out if args.command == "tokenize" else None)
     if extra and args.beam_args:  # remote inputs are matched before the job builds its options
@@ -59,9 +62,9 @@ def run():
     the process starts (:func:`start_up_collector`), then ``gc.freeze()`` as the process is
     about to end, so that Python's exit skips walking every Beam and Numba object once more
     (0.1-0.25 s); other packages' Numba extensions are not loaded
-    (:func:`skip_numba_extensions`), nor pandas, pymongo and (with no ``s3://`` argument)
-    boto3, unless a ``--runner`` is named
-    (:func:`skip_unused_packages`); the process's environment defaults are set first
+    (:func:`skip_numba_extensions`), nor pandas and pymongo, unless a ``--runner`` is named
+    (:func:`skip_unused_packages`), nor boto3 where the job cannot need it
+    (:func:`skip_s3_client`); the process's environment defaults are set first
     (:func:`process_env_defaults`: numpy's OpenBLAS starts no threads, and Numba's start
     imports numpy); the process's start is noted (:func:`note_process_start`) for the
     job's time line."""
@@ -70,7 +73,7 @@ def run():
     with start_up_collector():
         skip_numba_extensions()
         skip_unused_packages(sys.argv[1:])
-        code = main(handle_signals=True)
+        code = main(handle_signals=True, console=True)
     gc.freeze()
     return code
 

@@ -99,8 +99,10 @@ def skip_numba_extensions():
 UNUSED_PACKAGES = ("pandas", "pymongo", "bson")
 # Beam's S3 filesystem's client where the ``s3`` extra installed it: Beam imports it at every
 # start (``apache_beam.io.filesystems`` registers every filesystem it can), 0.2-0.3 s, and
-# calls it only for ``s3://`` paths. Skipped unless an argument names one.
+# calls it only for ``s3://`` paths. Skipped by :func:`skip_s3_client` for the commands whose
+# every path is one of their arguments.
 S3_PACKAGES = ("boto3", "botocore", "s3transfer")
+S3_CHECKED_COMMANDS = ("tokenize", "train")
 
 
 class _Unused:
@@ -118,9 +120,8 @@ class _Unused:
 
 
 def skip_unused_packages(argv=()):
-    """Make :data:`UNUSED_PACKAGES` unimportable in this process, and :data:`S3_PACKAGES`
-    unless an argument names an ``s3://`` path (an input, ``--out``, ``--tokenizer``, a Beam
-    option); nothing when ``argv`` names a ``--runner``.
+    """Make :data:`UNUSED_PACKAGES` unimportable in this process, unless ``argv`` names a
+    ``--runner``.
 
     Nothing corpustok runs uses them, yet they were imported at every start: pandas 0.3-0.5
     CPU-seconds of each, pymongo and bson 0.04 (measured 2026-12-07). Their importers go on
@@ -130,16 +131,31 @@ def skip_unused_packages(argv=()):
     with what that runner may need, so they stay); never in a program
     that calls the Python API, nor in the worker processes a job starts (a tokenizer factory
     of the user's may run there). A library that does need one there fails with an
-    ImportError that names this function. Nothing changes where one is already loaded, and
-    a package loaded already stays importable. Beam's S3 filesystem stays registered without
-    its client; it is not called."""
-    if any(a == "--runner" or a.startswith("--runner=") for a in argv):
+    ImportError that names this function. Nothing changes where one is already loaded."""
+    if _names_runner(argv):
         return
     if any(name in sys.modules for name in UNUSED_PACKAGES):
         return
-    names = UNUSED_PACKAGES
-    if not any("s3://" in a.lower() for a in argv) and \
-            not any(name in sys.modules for name in S3_PACKAGES):
-        names += S3_PACKAGES
-    if not any(isinstance(f, _Unused) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Unused(names))
+    if not any(isinstance(f, _Unused) and f.names == frozenset(UNUSED_PACKAGES)
+               for f in sys.meta_path):
+        sys.meta_path.insert(0, _Unused(UNUSED_PACKAGES))
+
+
+def skip_s3_client(args, argv):
+    """Make :data:`S3_PACKAGES` unimportable in this process when the parsed command ``args``
+    is one of :data:`S3_CHECKED_COMMANDS`, is not ``--append`` (which reads the job's earlier
+    inputs from its record) and no argument of ``argv`` names an ``s3://`` path (an input,
+    ``--out``, ``--tokenizer``, a Beam option) or a ``--runner``: every path such a job opens
+    is one of its arguments, so it never calls Beam's S3 client, which Beam imports at every
+    start. Beam's S3 filesystem stays registered without its client. For the console script
+    only (as :func:`skip_unused_packages`); nothing changes where one is already loaded.
+    Other commands (``verify --inputs`` reads paths from a manifest) keep them."""
+    if getattr(args, "command", None) not in S3_CHECKED_COMMANDS or \
+            getattr(args, "mode", None) == "append" or _names_runner(argv) or \
+            any("s3://" in a for a in argv) or any(name in sys.modules for name in S3_PACKAGES):
+        return
+    sys.meta_path.insert(0, _Unused(S3_PACKAGES))
+
+
+def _names_runner(argv):
+    return any(a == "--runner" or a.startswith("--runner=") for a in argv)

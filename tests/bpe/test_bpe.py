@@ -18,6 +18,7 @@ from corpustok.arrow import utf8_batch
 from corpustok.bpe.caches import seed_batch, seed_texts
 from corpustok.bpe.tokenizer import BytePairTokenizer
 from corpustok.kernels.bpe.cache import FAST_PER_SLOT
+from corpustok.kernels.bpe.encode import BLOCK
 from corpustok.kernels.bpe.merge import (BUCKET_MIN, GRID, N_RANK, NODE, bucket_work,
                                          build_pair_table, long_work, merge_buckets, merge_long,
                                          merge_short)
@@ -627,7 +628,7 @@ def test_blocks_across_documents_of_a_sliced_column(gpt2):
     docs = []
     for k, line in enumerate(lines * 6):
         docs += [line, None if k % 5 == 0 else "", "x" * (k % 3), "".join(lines[k % 40:][:30])]
-    assert max(len(regex.findall(GPT2_PATTERN, t or "")) for t in docs) > 2 * 64
+    assert max(len(regex.findall(GPT2_PATTERN, t or "")) for t in docs) > 2 * BLOCK
     for texts in (docs, [t or "" for t in docs]):
         column = pa.array(["head doc ", None] + texts, pa.string()).slice(2)
         batch = corpustok.arrow.utf8_batch(column)

@@ -120,11 +120,13 @@ def test_console_script_starts_numpy_without_blas_threads():
 
 def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
     """The console script makes pandas, pymongo and bson unimportable
-    (``skip_unused_packages``), and boto3 with botocore where no argument names an s3://
-    path: a tokenize job (Beam, pyarrow and the tokenizer loaded, shards written) completes
-    without them and prints nothing about them, and an import of one fails with a message
-    naming why; with a ``--runner`` named, they stay importable, and so does boto3 when an
-    argument names an s3:// path (boto3 comes with the test extra's apache-beam[aws])."""
+    (``skip_unused_packages``), and boto3 with botocore for a local tokenize job
+    (``skip_s3_client``): the job (Beam, pyarrow and the tokenizer loaded, shards written)
+    completes without them and prints nothing about them, and an import of one fails with a
+    message naming why; with a ``--runner`` named, they stay importable, and boto3 stays for
+    a job with an s3:// argument, for ``--append`` (the earlier inputs come from the job's
+    record) and for the other commands (``verify --inputs`` reads paths from a manifest).
+    boto3 comes with the test extra's apache-beam[aws]."""
     src = tmp_path / "in.jsonl"
     src.write_text('{"id": "a", "text": "hello world"}\n{"id": "b", "text": "a second"}\n')
     code = (
@@ -154,18 +156,22 @@ def test_the_console_script_runs_a_local_job_without_pandas(tmp_path):
                    "import pandas, pymongo\n"
                    "print('pandas' in sys.modules, 'pymongo' in sys.modules)\n")
     assert kept.stdout.split() == ["True", "True"]
-    s3 = _python("import sys\n"
-                 "from corpustok.pipeline.runtime.startup import skip_unused_packages\n"
-                 "skip_unused_packages(['tokenize', 'S3://bucket/in.parquet', '--out', 'o'])\n"
-                 "import boto3, botocore\n"
-                 "from apache_beam.io.aws import s3io\n"
-                 "failed = []\n"
-                 "try:\n"
-                 "    import pandas\n"
-                 "except ImportError:\n"
-                 "    failed.append('pandas')\n"
-                 "print('boto3' in sys.modules, s3io.BOTO3_INSTALLED, *failed)\n")
-    assert s3.stdout.split() == ["True", "True", "pandas"]
+    cases = [("tokenize", None, ["tokenize", "in.parquet", "--out", "o"]),
+             ("tokenize", None, ["tokenize", "s3://bucket/in.parquet", "--out", "o"]),
+             ("tokenize", None, ["tokenize", "in.parquet", "--out=s3://bucket/o"]),
+             ("tokenize", "append", ["tokenize", "in.parquet", "--out", "o", "--append"]),
+             ("tokenize", None, ["tokenize", "in.parquet", "--out", "o", "--runner", "x"]),
+             ("verify", None, ["verify", "o", "--inputs"]),
+             ("train", None, ["train", "in.txt", "--out", "o"])]
+    for command, mode, argv in cases:
+        s3 = _python("import sys, types\n"
+                     "from corpustok.pipeline.runtime.startup import skip_s3_client\n"
+                     f"skip_s3_client(types.SimpleNamespace(command={command!r}, "
+                     f"mode={mode!r}), {argv!r})\n"
+                     "from apache_beam.io.aws import s3io\n"
+                     "print('boto3' in sys.modules, s3io.BOTO3_INSTALLED)\n")
+        blocked = argv in (cases[0][2], cases[-1][2])
+        assert s3.stdout.split()[-2:] == [str(not blocked)] * 2, (argv, s3.stdout, s3.stderr)
 
 
 def test_the_process_start_is_known_and_noted_by_the_console_script_only():
