@@ -106,17 +106,27 @@ S3_CHECKED_COMMANDS = ("tokenize", "train")
 
 
 class _Unused:
-    """A ``sys.meta_path`` finder through which the packages it was made with cannot be
-    imported."""
+    """A ``sys.meta_path`` finder through which the packages ``names`` cannot be imported;
+    the ImportError names ``by``, the function that installed it."""
 
-    def __init__(self, names):
+    def __init__(self, names, by):
         self.names = frozenset(names)
+        self.by = by
 
     def find_spec(self, name, path=None, target=None):
         if name.split(".", 1)[0] in self.names:
             raise ImportError(f"{name} is not loaded in corpustok's own local processes "
-                              "(pipeline.runtime.startup.skip_unused_packages)")
+                              f"(pipeline.runtime.startup.{self.by})")
         return None
+
+
+def _block(names, by):
+    """Install an :class:`_Unused` finder for ``names`` (once), unless one of them is loaded
+    already."""
+    if any(name in sys.modules for name in names) or \
+            any(isinstance(f, _Unused) and f.by == by for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _Unused(names, by))
 
 
 def skip_unused_packages(argv=()):
@@ -132,13 +142,8 @@ def skip_unused_packages(argv=()):
     that calls the Python API, nor in the worker processes a job starts (a tokenizer factory
     of the user's may run there). A library that does need one there fails with an
     ImportError that names this function. Nothing changes where one is already loaded."""
-    if _names_runner(argv):
-        return
-    if any(name in sys.modules for name in UNUSED_PACKAGES):
-        return
-    if not any(isinstance(f, _Unused) and f.names == frozenset(UNUSED_PACKAGES)
-               for f in sys.meta_path):
-        sys.meta_path.insert(0, _Unused(UNUSED_PACKAGES))
+    if not _names_runner(argv):
+        _block(UNUSED_PACKAGES, "skip_unused_packages")
 
 
 def skip_s3_client(args, argv):
@@ -150,11 +155,10 @@ def skip_s3_client(args, argv):
     start. Beam's S3 filesystem stays registered without its client. For the console script
     only (as :func:`skip_unused_packages`); nothing changes where one is already loaded.
     Other commands (``verify --inputs`` reads paths from a manifest) keep them."""
-    if getattr(args, "command", None) not in S3_CHECKED_COMMANDS or \
-            getattr(args, "mode", None) == "append" or _names_runner(argv) or \
-            any("s3://" in a for a in argv) or any(name in sys.modules for name in S3_PACKAGES):
-        return
-    sys.meta_path.insert(0, _Unused(S3_PACKAGES))
+    if getattr(args, "command", None) in S3_CHECKED_COMMANDS and \
+            getattr(args, "mode", None) != "append" and not _names_runner(argv) and \
+            not any("s3://" in a for a in argv):
+        _block(S3_PACKAGES, "skip_s3_client")
 
 
 def _names_runner(argv):
