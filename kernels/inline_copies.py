@@ -1,0 +1,87 @@
+"""Numba's inliner copies a callee's IR block by block; this makes it one copy per IR.
+
+``inline="always"`` (decision 0017) has Numba's ``InlineWorker.inline_ir`` copy the callee's
+IR twice per call site, each block with its own ``copy.deepcopy``. Every variable of a block
+deep-copies the function's scope, which holds every variable of the function, so each block
+copies the whole scope again: the copy grows with blocks times variables, and the split's
+interpreter, inlined four levels deep (``_run`` into ``_body`` into ``_branch`` into
+``_match`` into ``chunk_end`` into ``split_some``), spent most of its compile time there
+(numba/numba#8989; 2026-12-07: GPT-2's split 23 s of CPU to compile, 16 s with this).
+
+:func:`install` makes the block copies of one IR share one ``deepcopy`` memo, for callees
+defined in corpustok's own modules only (a user's other Numba code is inlined as Numba does
+it): the copy is then what one ``deepcopy`` of all the blocks gives (one scope, variables
+shared between blocks as in the callee), and the compiled machine code is the same
+(``tests/test_inline_copies.py``). Numba's own code runs unchanged: ``inline_ir`` is wrapped
+and the ``copy`` module its copies go through is replaced by one whose ``deepcopy`` passes a
+memo for a block when a wrapped call is under way. ``CORPUSTOK_NUMBA_INLINE_COPY=0`` turns it
+off; a Numba whose inliner no longer copies through ``copy.deepcopy`` is left alone.
+"""
+import copy
+import functools
+import os
+import threading
+import types
+
+ENV = "CORPUSTOK_NUMBA_INLINE_COPY"
+OURS = ("corpustok.",)  # modules whose inlined functions share a memo per copied IR
+_state = threading.local()  # .memos: {id(scope): memo} while our callee is inlined, else None
+
+
+def _deepcopy(x, memo=None):
+    """``copy.deepcopy``, with one memo per scope for Numba IR blocks while our callee is
+    inlined: the blocks of one IR share its scope, and a copy of a copy has the copied scope,
+    so the two copies of one ``inline_ir`` call never share a memo."""
+    memos = getattr(_state, "memos", None)
+    if memo is None and memos is not None and _is_block(x):
+        memo = memos.setdefault(id(x.scope), {})
+    return copy.deepcopy(x, memo)
+
+
+# the copy module as Numba's inliner sees it
+_SHARED_MEMO_COPY = types.SimpleNamespace(copy=copy.copy, deepcopy=_deepcopy, Error=copy.Error)
+_BLOCK = None
+
+
+def _is_block(x):
+    return _BLOCK is not None and isinstance(x, _BLOCK)
+
+
+def _ours(callee_ir):
+    func = getattr(getattr(callee_ir, "func_id", None), "func", None)
+    return getattr(func, "__module__", "").startswith(OURS)
+
+
+def install():
+    """Install the shared memo once per process; returns whether it is in place."""
+    global _BLOCK
+    if os.environ.get(ENV, "1") == "0":
+        return False
+    try:
+        from numba.core import inline_closurecall, ir
+    except ImportError:
+        return False
+    worker = getattr(inline_closurecall, "InlineWorker", None)
+    inline_ir = getattr(worker, "inline_ir", None)
+    if getattr(inline_ir, "_corpustok_shared_memo", False):
+        return True
+    if inline_ir is None or getattr(inline_closurecall, "copy", None) is not copy:
+        return False  # another Numba than the one this was written against
+
+    @functools.wraps(inline_ir)
+    def shared_memo_inline_ir(self, caller_ir, block, i, callee_ir, *args, **kwargs):
+        outer = getattr(_state, "memos", None)
+        _state.memos = {} if _ours(callee_ir) else None
+        try:
+            return inline_ir(self, caller_ir, block, i, callee_ir, *args, **kwargs)
+        finally:
+            _state.memos = outer
+
+    shared_memo_inline_ir._corpustok_shared_memo = True
+    _BLOCK = ir.Block
+    inline_closurecall.copy = _SHARED_MEMO_COPY
+    worker.inline_ir = shared_memo_inline_ir
+    return True
+
+
+INSTALLED = install()
