@@ -4,18 +4,21 @@
 IR twice per call site, each block with its own ``copy.deepcopy``. Every variable of a block
 deep-copies the function's scope, which holds every variable of the function, so each block
 copies the whole scope again: the copy grows with blocks times variables, and the split's
-interpreter, inlined four levels deep (``_run`` into ``_body`` into ``_branch`` into
+interpreter, inlined five levels deep (``_run`` into ``_body`` into ``_branch`` into
 ``_match`` into ``chunk_end`` into ``split_some``), spent most of its compile time there
-(numba/numba#8989; 2026-12-07: GPT-2's split 23 s of CPU to compile, 16 s with this).
+(numba/numba#8989; 2026-12-07: GPT-2's split 22-23 s of CPU to compile, 15-16 s with this).
 
 :func:`install` makes the block copies of one IR share one ``deepcopy`` memo, for callees
 defined in corpustok's own modules only (a user's other Numba code is inlined as Numba does
 it): the copy is then what one ``deepcopy`` of all the blocks gives (one scope, variables
 shared between blocks as in the callee), and the compiled machine code is the same
-(``tests/test_inline_copies.py``). Numba's own code runs unchanged: ``inline_ir`` is wrapped
-and the ``copy`` module its copies go through is replaced by one whose ``deepcopy`` passes a
-memo for a block when a wrapped call is under way. ``CORPUSTOK_NUMBA_INLINE_COPY=0`` turns it
-off; a Numba whose inliner no longer copies through ``copy.deepcopy`` is left alone.
+(``tests/core/test_inline_copies.py``). Numba's own code runs unchanged: ``inline_ir`` is
+wrapped and the ``copy`` module its copies go through is replaced by one whose ``deepcopy``
+passes a memo for a block when a wrapped call is under way. A block met again in its memo
+(the same IR copied twice in one call, which Numba 0.68 does not do) starts a new memo, so
+two copies never share a block. ``CORPUSTOK_NUMBA_INLINE_COPY=0`` (or ``false``, ``off``,
+``no``) turns it off; a Numba whose inliner no longer copies through the ``copy`` module is
+left alone.
 """
 import copy
 import functools
@@ -24,6 +27,7 @@ import threading
 import types
 
 ENV = "CORPUSTOK_NUMBA_INLINE_COPY"
+OFF = ("0", "false", "off", "no")
 OURS = ("corpustok.",)  # modules whose inlined functions share a memo per copied IR
 _state = threading.local()  # .memos: {id(scope): memo} while our callee is inlined, else None
 
@@ -31,10 +35,13 @@ _state = threading.local()  # .memos: {id(scope): memo} while our callee is inli
 def _deepcopy(x, memo=None):
     """``copy.deepcopy``, with one memo per scope for Numba IR blocks while our callee is
     inlined: the blocks of one IR share its scope, and a copy of a copy has the copied scope,
-    so the two copies of one ``inline_ir`` call never share a memo."""
+    so the two copies of one ``inline_ir`` call never share a memo; a block already copied
+    with its scope's memo (a second copy of the same IR) starts a new one."""
     memos = getattr(_state, "memos", None)
     if memo is None and memos is not None and _is_block(x):
-        memo = memos.setdefault(id(x.scope), {})
+        memo = memos.get(id(x.scope))
+        if memo is None or id(x) in memo:
+            memo = memos[id(x.scope)] = {}
     return copy.deepcopy(x, memo)
 
 
@@ -55,7 +62,7 @@ def _ours(callee_ir):
 def install():
     """Install the shared memo once per process; returns whether it is in place."""
     global _BLOCK
-    if os.environ.get(ENV, "1") == "0":
+    if os.environ.get(ENV, "1").strip().lower() in OFF:
         return False
     try:
         from numba.core import inline_closurecall, ir
