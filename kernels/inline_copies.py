@@ -26,6 +26,9 @@ import os
 import threading
 import types
 
+# Numba imports the inliner's module anyway in every process that loads a cached kernel
+from numba.core import inline_closurecall, ir
+
 ENV = "CORPUSTOK_NUMBA_INLINE_COPY"
 OFF = ("0", "false", "off", "no")
 OURS = ("corpustok.",)  # modules whose inlined functions share a memo per copied IR
@@ -38,7 +41,7 @@ def _deepcopy(x, memo=None):
     so the two copies of one ``inline_ir`` call never share a memo; a block already copied
     with its scope's memo (a second copy of the same IR) starts a new one."""
     memos = getattr(_state, "memos", None)
-    if memo is None and memos is not None and _is_block(x):
+    if memo is None and memos is not None and isinstance(x, ir.Block):
         memo = memos.get(id(x.scope))
         if memo is None or id(x) in memo:
             memo = memos[id(x.scope)] = {}
@@ -47,11 +50,6 @@ def _deepcopy(x, memo=None):
 
 # the copy module as Numba's inliner sees it
 _SHARED_MEMO_COPY = types.SimpleNamespace(copy=copy.copy, deepcopy=_deepcopy, Error=copy.Error)
-_BLOCK = None
-
-
-def _is_block(x):
-    return _BLOCK is not None and isinstance(x, _BLOCK)
 
 
 def _ours(callee_ir):
@@ -61,12 +59,7 @@ def _ours(callee_ir):
 
 def install():
     """Install the shared memo once per process; returns whether it is in place."""
-    global _BLOCK
     if os.environ.get(ENV, "1").strip().lower() in OFF:
-        return False
-    try:
-        from numba.core import inline_closurecall, ir
-    except ImportError:
         return False
     worker = getattr(inline_closurecall, "InlineWorker", None)
     inline_ir = getattr(worker, "inline_ir", None)
@@ -85,7 +78,6 @@ def install():
             _state.memos = outer
 
     shared_memo_inline_ir._corpustok_shared_memo = True
-    _BLOCK = ir.Block
     inline_closurecall.copy = _SHARED_MEMO_COPY
     worker.inline_ir = shared_memo_inline_ir
     return True
